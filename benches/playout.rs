@@ -1,0 +1,66 @@
+//! Random playouts: rounds played to the end by uniformly random legal actions of the seat whose
+//! turn it is, on one core. Reports rounds/s and actions/s per ruleset and seat count.
+//!
+//! `cargo bench --bench playout` (set `PLAYOUT_SECONDS` to change the time per case, default 3).
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use unoflip::rules::{Action, Game, Options, Ruleset, Setup};
+
+fn main() {
+    let seconds: f64 = std::env::var("PLAYOUT_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    println!(
+        "{:<8} {:>5} {:>12} {:>14} {:>12}",
+        "ruleset", "seats", "rounds/s", "actions/s", "actions/rnd"
+    );
+    for ruleset in [Ruleset::Flip, Ruleset::Classic] {
+        for seats in [2, 4, 10] {
+            let (rounds, actions, elapsed) = run(ruleset, seats, Duration::from_secs_f64(seconds));
+            let secs = elapsed.as_secs_f64();
+            println!(
+                "{:<8} {:>5} {:>12.0} {:>14.0} {:>12.1}",
+                format!("{ruleset:?}"),
+                seats,
+                rounds as f64 / secs,
+                actions as f64 / secs,
+                actions as f64 / rounds as f64
+            );
+        }
+    }
+}
+
+/// Plays single-round games until `budget` is spent; returns rounds, actions and time taken.
+fn run(ruleset: Ruleset, seats: usize, budget: Duration) -> (u64, u64, Duration) {
+    let mut rng = SmallRng::seed_from_u64(0x0f11b);
+    let mut setup = Setup::new(ruleset, seats);
+    setup.options = Options {
+        single_round: true,
+        ..Options::default()
+    };
+    let mut legal: Vec<Action> = Vec::new();
+    let (mut rounds, mut actions) = (0u64, 0u64);
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        for _ in 0..100 {
+            let Ok((mut game, _)) = Game::new(&setup, &mut rng) else {
+                panic!("a default setup is valid");
+            };
+            while !game.is_over() {
+                let seat = game.turn();
+                game.legal_actions_into(seat, &mut legal);
+                let action = legal[rng.random_range(0..legal.len())];
+                if game.act(seat, action, &mut rng).is_err() {
+                    panic!("a listed action was refused");
+                }
+                actions += 1;
+            }
+            rounds += 1;
+        }
+    }
+    (rounds, actions, start.elapsed())
+}

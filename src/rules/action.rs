@@ -1,0 +1,164 @@
+//! What a seat can ask for, and why a request may be refused.
+
+use serde::{Deserialize, Serialize};
+
+use super::card::{CardId, Color, Seat};
+
+/// A seat's move. `legal_actions` lists exactly the ones allowed now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Action {
+    /// Play a card from the hand [F-TURN-1]; a wild needs `color` [F-ACT-4]. `uno` calls UNO
+    /// with the play, allowed when the play leaves one card [F-UNO-1].
+    Play {
+        /// The card.
+        card: CardId,
+        /// The color declared with a wild; `None` for other cards.
+        color: Option<Color>,
+        /// Call UNO with this play.
+        uno: bool,
+    },
+    /// Draw one card instead of playing [F-TURN-3].
+    Draw,
+    /// Keep the playable card just drawn; the turn ends [F-TURN-3].
+    Keep,
+    /// Declare the current color when asked [F-START-4], [F-FLIP-4].
+    ChooseColor {
+        /// The color, of the active side.
+        color: Color,
+    },
+    /// Take the pending wild draw penalty.
+    Accept,
+    /// Challenge the pending wild draw [F-CHAL-1].
+    Challenge,
+    /// Call UNO after the play that left one card [F-UNO-1].
+    CallUno,
+    /// Catch `seat`, which holds one card and has not called UNO [F-UNO-2].
+    Catch {
+        /// The seat caught.
+        seat: Seat,
+    },
+}
+
+/// Why an action was refused. The game is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// The match is over; nothing more can be done.
+    #[error("the match is over")]
+    MatchOver,
+    /// The seat is not at the table.
+    #[error("seat {seat} is not at this table")]
+    NoSuchSeat {
+        /// The seat named.
+        seat: Seat,
+    },
+    /// Only the seat whose turn it is may do this [F-TURN-5].
+    #[error("it is seat {turn}'s turn")]
+    NotYourTurn {
+        /// Whose turn it is.
+        turn: Seat,
+    },
+    /// No card has this id in this deck.
+    #[error("card {card} is not in this deck")]
+    UnknownCard {
+        /// The id.
+        card: CardId,
+    },
+    /// The card is not in the seat's hand.
+    #[error("card {card} is not in your hand")]
+    CardNotInHand {
+        /// The card.
+        card: CardId,
+    },
+    /// The card does not match the top discard or the current color [F-TURN-2].
+    #[error("card {card} does not match the discard pile")]
+    CardDoesNotMatch {
+        /// The card.
+        card: CardId,
+    },
+    /// A wild needs a declared color [F-ACT-4].
+    #[error("playing wild card {card} needs a color")]
+    ColorRequired {
+        /// The card.
+        card: CardId,
+    },
+    /// Only wilds take a color.
+    #[error("card {card} is not a wild; it takes no color")]
+    ColorNotAllowed {
+        /// The card.
+        card: CardId,
+    },
+    /// The color is not one of the active side's [F-ACT-4], [F-ACT-10].
+    #[error("{color:?} is not a color of the active side")]
+    ColorNotOnActiveSide {
+        /// The color.
+        color: Color,
+    },
+    /// After drawing, only the drawn card may be played [F-TURN-3].
+    #[error("only the card just drawn, {drawn}, may be played now")]
+    OnlyDrawnCardPlayable {
+        /// The drawn card.
+        drawn: CardId,
+    },
+    /// A turn has one draw [F-TURN-3].
+    #[error("you have already drawn this turn; play the drawn card or keep it")]
+    AlreadyDrew,
+    /// Keep needs a playable drawn card.
+    #[error("there is no drawn card to keep")]
+    NothingToKeep,
+    /// A color must be declared before anything else happens.
+    #[error("a color must be declared first")]
+    ColorChoicePending,
+    /// Declaring a color is only for when one is asked for.
+    #[error("no color is to be declared now")]
+    NoColorChoicePending,
+    /// The seat must take or challenge a wild draw first.
+    #[error("a wild draw penalty must be accepted or challenged first")]
+    PenaltyPending,
+    /// There is no penalty to take.
+    #[error("there is no penalty to accept")]
+    NoPenaltyPending,
+    /// Nothing to challenge [F-CHAL-1].
+    #[error("there is no wild draw to challenge")]
+    NoChallengePending,
+    /// UNO is called with or right after the play that leaves one card [F-UNO-1].
+    #[error("UNO can be called only with or right after the play that leaves you one card")]
+    UnoNotDue,
+    /// The seat holds more than one card, called UNO, or the window has closed [F-UNO-3].
+    #[error("seat {seat} cannot be caught")]
+    NotCatchable {
+        /// The seat named.
+        seat: Seat,
+    },
+    /// A player does not catch themselves.
+    #[error("you cannot catch yourself")]
+    CannotCatchYourself,
+}
+
+impl RuleError {
+    /// A stable UPPER_SNAKE reason, for APIs (google.rpc.ErrorInfo).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            RuleError::MatchOver => "MATCH_OVER",
+            RuleError::NoSuchSeat { .. } => "NO_SUCH_SEAT",
+            RuleError::NotYourTurn { .. } => "NOT_YOUR_TURN",
+            RuleError::UnknownCard { .. } => "UNKNOWN_CARD",
+            RuleError::CardNotInHand { .. } => "CARD_NOT_IN_HAND",
+            RuleError::CardDoesNotMatch { .. } => "CARD_DOES_NOT_MATCH",
+            RuleError::ColorRequired { .. } => "COLOR_REQUIRED",
+            RuleError::ColorNotAllowed { .. } => "COLOR_NOT_ALLOWED",
+            RuleError::ColorNotOnActiveSide { .. } => "COLOR_NOT_ON_ACTIVE_SIDE",
+            RuleError::OnlyDrawnCardPlayable { .. } => "ONLY_DRAWN_CARD_PLAYABLE",
+            RuleError::AlreadyDrew => "ALREADY_DREW",
+            RuleError::NothingToKeep => "NOTHING_TO_KEEP",
+            RuleError::ColorChoicePending => "COLOR_CHOICE_PENDING",
+            RuleError::NoColorChoicePending => "NO_COLOR_CHOICE_PENDING",
+            RuleError::PenaltyPending => "PENALTY_PENDING",
+            RuleError::NoPenaltyPending => "NO_PENALTY_PENDING",
+            RuleError::NoChallengePending => "NO_CHALLENGE_PENDING",
+            RuleError::UnoNotDue => "UNO_NOT_DUE",
+            RuleError::NotCatchable { .. } => "NOT_CATCHABLE",
+            RuleError::CannotCatchYourself => "CANNOT_CATCH_YOURSELF",
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! `decide`: turns a seat's action into events, or refuses it and changes nothing.
+//!
+//! An action is first checked against `legal_actions`; only then is it carried out, by emitting
+//! events one at a time, each applied to the state as it is emitted. So the events always describe
+//! exactly what happened, and folding them gives the same state. Randomness (shuffles, the
+//! dealer draw) comes in as an argument and its outcomes are written into the events.
+
+use rand::Rng;
+use rand::seq::SliceRandom;
+
+use super::action::{Action, RuleError};
+use super::card::{CardId, Seat};
+use super::event::{DrawCause, Event};
+use super::setup::{Setup, SetupError};
+use super::state::{Game, Penalty, Phase};
+
+/// Emits events into a game and a log at once.
+pub(super) struct Exec<'a, R: ?Sized> {
+    pub(super) game: &'a mut Game,
+    pub(super) events: &'a mut Vec<Event>,
+    pub(super) rng: &'a mut R,
+}
+
+impl<R: Rng + ?Sized> Exec<'_, R> {
+    pub(super) fn emit(&mut self, event: Event) {
+        self.game.apply(&event);
+        self.events.push(event);
+    }
+
+    /// A uniformly shuffled copy of `cards`.
+    pub(super) fn shuffled(&mut self, cards: impl IntoIterator<Item = CardId>) -> Vec<CardId> {
+        let mut cards: Vec<CardId> = cards.into_iter().collect();
+        cards.shuffle(self.rng);
+        cards
+    }
+}
+
+impl Game {
+    /// Starts a game: the creation event, the dealer, the first deal and the first discard's
+    /// effect. `rng` shuffles and draws for the dealer unless the setup fixes them.
+    pub fn new<R: Rng + ?Sized>(
+        setup: &Setup,
+        rng: &mut R,
+    ) -> Result<(Game, Vec<Event>), SetupError> {
+        setup.check()?;
+        let mut game = Game::created(setup.ruleset, setup.seats, setup.options);
+        let mut events = vec![Event::GameCreated {
+            ruleset: setup.ruleset,
+            seats: setup.seats,
+            options: setup.options,
+        }];
+        let mut exec = Exec {
+            game: &mut game,
+            events: &mut events,
+            rng,
+        };
+        exec.choose_first_dealer(setup.first_dealer);
+        let dealer = exec.game.dealer;
+        let deck = match &setup.deck {
+            Some(order) => order.clone(),
+            None => exec.shuffled(exec.game.deck.ids()),
+        };
+        exec.start_round(1, dealer, deck);
+        Ok((game, events))
+    }
+
+    /// Carries out `action` for `seat` on this state and returns the events, or refuses it and
+    /// leaves the state unchanged. The fast path of [`decide`].
+    pub fn act<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        action: Action,
+        rng: &mut R,
+    ) -> Result<Vec<Event>, RuleError> {
+        if !self.is_legal(seat, action) {
+            return Err(self.refusal(seat, action));
+        }
+        let mut events = Vec::new();
+        let mut exec = Exec {
+            game: self,
+            events: &mut events,
+            rng,
+        };
+        exec.carry_out(seat, action);
+        Ok(events)
+    }
+}
+
+/// The events `action` by `seat` produces on `game`, or why it is refused. `game` is not touched:
+/// apply the events to move it on.
+pub fn decide<R: Rng + ?Sized>(
+    game: &Game,
+    seat: Seat,
+    action: Action,
+    rng: &mut R,
+) -> Result<Vec<Event>, RuleError> {
+    if !game.is_legal(seat, action) {
+        return Err(game.refusal(seat, action));
+    }
+    game.clone().act(seat, action, rng)
+}
+
+impl<R: Rng + ?Sized> Exec<'_, R> {
+    /// Dispatches a legal action to the rule that handles it.
+    fn carry_out(&mut self, seat: Seat, action: Action) {
+        match action {
+            Action::Play { card, color, uno } => self.play(seat, card, color, uno),
+            Action::Draw => self.draw_on_turn(seat),
+            Action::Keep => {
+                self.emit(Event::DrawnCardKept { seat });
+                let next = self.game.next_seat(seat);
+                self.emit(Event::TurnStarted { seat: next });
+            }
+            Action::ChooseColor { color } => {
+                let then = match self.game.phase {
+                    Phase::ChooseColor { then } => then,
+                    _ => seat,
+                };
+                self.emit(Event::ColorChosen { seat, color });
+                self.emit(Event::TurnStarted { seat: then });
+            }
+            Action::Accept => {
+                if let Phase::Penalty(penalty) = self.game.phase {
+                    self.accept_penalty(seat, penalty);
+                }
+            }
+            Action::Challenge => {
+                if let Phase::Penalty(penalty) = self.game.phase {
+                    self.challenge(seat, penalty);
+                }
+            }
+            Action::CallUno => self.emit(Event::UnoCalled { seat }),
+            Action::Catch { seat: caught } => self.catch_uno(seat, caught),
+        }
+    }
+
+    /// [F-TURN-3]: draw one card, then play it if it matches or keep it (the next action).
+    /// [F-EMPTY-2]: with nothing to draw, the turn ends.
+    fn draw_on_turn(&mut self, seat: Seat) {
+        if self.draw_cards(seat, 1, DrawCause::Turn).is_empty() {
+            let next = self.game.next_seat(seat);
+            self.emit(Event::TurnStarted { seat: next });
+        }
+    }
+
+    /// [F-UNO-2]: the caught seat draws two.
+    fn catch_uno(&mut self, by: Seat, caught: Seat) {
+        self.emit(Event::UnoCaught { seat: caught, by });
+        self.draw_cards(caught, 2, DrawCause::UnoCaught);
+    }
+
+    /// [F-CHAL-1..4], [C-CHAL-1]: the challenged hand is shown to the challenger; the loser draws.
+    fn challenge(&mut self, seat: Seat, penalty: Penalty) {
+        let guilty = penalty.guilty;
+        self.emit(Event::Challenged {
+            seat,
+            target: penalty.from,
+            guilty,
+        });
+        let cards = self.game.hand(penalty.from).to_vec();
+        self.emit(Event::HandShown {
+            seat: penalty.from,
+            to: seat,
+            cards,
+        });
+        let kind = self.game.face(penalty.card).kind;
+        if guilty {
+            // The challenged player takes the penalty; the challenger plays on the declared color.
+            self.draw_penalty(penalty.from, kind, 0, DrawCause::Challenge);
+            self.emit(Event::TurnStarted { seat });
+        } else {
+            // The challenger takes the penalty and two more, and loses the turn.
+            self.draw_penalty(seat, kind, 2, DrawCause::Challenge);
+            let next = self.game.next_seat(seat);
+            self.emit(Event::TurnStarted { seat: next });
+        }
+    }
+
+    /// The victim takes the wild draw and loses the turn [F-ACT-5], [F-ACT-11], [C-ACT-1].
+    fn accept_penalty(&mut self, seat: Seat, penalty: Penalty) {
+        self.emit(Event::PenaltyAccepted { seat });
+        let kind = self.game.face(penalty.card).kind;
+        self.draw_penalty(seat, kind, 0, DrawCause::Penalty);
+        let next = self.game.next_seat(seat);
+        self.emit(Event::TurnStarted { seat: next });
+    }
+}

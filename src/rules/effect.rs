@@ -1,0 +1,269 @@
+//! What a played card does ([F-ACT], [F-FLIP], [F-WDRAW], [C-ACT-1]), what the first discard
+//! does ([F-START], [C-START-1]), and how a round ends and is scored ([F-END]).
+
+use rand::{Rng, RngExt};
+
+use super::card::{CardId, Color, Kind, Seat};
+use super::decide::Exec;
+use super::event::{DrawCause, Event};
+use super::setup::Scoring;
+
+/// Safety bound on first-discard resolution ([F-START-5], [F-START-6] may repeat); never reached
+/// in practice, it only guarantees that starting a round terminates.
+const MAX_STARTER_TURNS: usize = 1000;
+
+impl<R: Rng + ?Sized> Exec<'_, R> {
+    /// Plays `card` from `seat`'s hand, then applies its effect or ends the round.
+    pub(super) fn play(&mut self, seat: Seat, card: CardId, color: Option<Color>, uno: bool) {
+        // [F-CHAL-2]: guilt is judged on the hand and color at the moment of the play.
+        let previous_color = self.game.color;
+        let guilty = self.game.holds_current_color(seat);
+        self.emit(Event::CardPlayed {
+            seat,
+            card,
+            color,
+            uno,
+        });
+        let kind = self.game.face(card).kind;
+        if self.game.hand(seat).is_empty() {
+            self.end_round(seat, kind);
+            return;
+        }
+        let next = self.game.next_seat(seat);
+        match kind {
+            Kind::Number(_) | Kind::Wild => self.emit(Event::TurnStarted { seat: next }),
+            // [F-ACT-1], [F-ACT-7], [C-ACT-1]: the next player draws and loses the turn.
+            Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {
+                self.draw_penalty(next, kind, 0, DrawCause::Penalty);
+                let after = self.game.next_seat(next);
+                self.emit(Event::TurnStarted { seat: after });
+            }
+            // [F-ACT-2], [F-ACT-8]: with two players a Reverse acts as a Skip.
+            Kind::Reverse if self.game.seats == 2 => self.emit(Event::TurnStarted { seat }),
+            Kind::Reverse => {
+                self.emit(Event::DirectionReversed);
+                let next = self.game.next_seat(seat);
+                self.emit(Event::TurnStarted { seat: next });
+            }
+            // [F-ACT-3]: the next player loses the turn (with two, the player plays again).
+            Kind::Skip => {
+                let after = self.game.next_seat(next);
+                self.emit(Event::TurnStarted { seat: after });
+            }
+            // [F-ACT-9]: everyone else loses the turn.
+            Kind::SkipEveryone => self.emit(Event::TurnStarted { seat }),
+            // [F-ACT-6], [F-FLIP-4]: flip, then the next player plays on the new side, once the
+            // flipper has declared a color if the new top is a wild.
+            Kind::Flip => {
+                self.emit(Event::Flipped);
+                if self.game.color.is_none() {
+                    self.emit(Event::ColorRequested { seat, then: next });
+                } else {
+                    self.emit(Event::TurnStarted { seat: next });
+                }
+            }
+            // [F-ACT-5], [F-ACT-11], [C-ACT-1]: the next player takes it or challenges [F-CHAL-1].
+            Kind::WildDrawTwo | Kind::WildDrawFour | Kind::WildDrawColor => {
+                self.emit(Event::PenaltyPending {
+                    seat: next,
+                    from: seat,
+                    card,
+                    previous_color: previous_color.unwrap_or(Color::Red),
+                    guilty,
+                });
+            }
+        }
+    }
+
+    /// [F-END-1..3]: the round ends when `winner` plays the last card, a `kind`. A draw card still
+    /// makes the next player draw (no challenge: [F-CHAL-5]); a Flip still flips. Then hands are
+    /// scored on the active side.
+    fn end_round(&mut self, winner: Seat, kind: Kind) {
+        let next = self.game.next_seat(winner);
+        match kind {
+            Kind::DrawOne
+            | Kind::DrawTwo
+            | Kind::DrawFive
+            | Kind::WildDrawTwo
+            | Kind::WildDrawFour
+            | Kind::WildDrawColor => self.draw_penalty(next, kind, 0, DrawCause::Penalty),
+            Kind::Flip => self.emit(Event::Flipped),
+            _ => {}
+        }
+        self.score_round(winner);
+    }
+
+    /// [F-END-3..8], [C-END-1]: scores the round, then ends the match or deals the next round.
+    fn score_round(&mut self, winner: Seat) {
+        let game = &*self.game;
+        let ruleset = game.ruleset();
+        let hand_points: Vec<u32> = (0..game.seats)
+            .map(|s| {
+                game.hand(s)
+                    .iter()
+                    .map(|&c| game.face(c).points(ruleset))
+                    .sum()
+            })
+            .collect();
+        let points: Vec<u32> = match game.options.scoring {
+            // [F-END-6]: the winner scores every opponent's hand.
+            Scoring::Standard => (0..game.seats)
+                .map(|s| {
+                    if s == winner {
+                        hand_points.iter().sum()
+                    } else {
+                        0
+                    }
+                })
+                .collect(),
+            // [F-END-7]: everyone scores their own hand; the winner's is empty.
+            Scoring::Alternative => hand_points.clone(),
+        };
+        let totals: Vec<u32> = game
+            .scores
+            .iter()
+            .zip(&points)
+            .map(|(t, p)| t.saturating_add(*p))
+            .collect();
+        let target = game.options.target;
+        let reached = totals.iter().any(|&t| t >= target);
+        let over = reached || game.options.single_round;
+        let winners: Vec<Seat> = match game.options.scoring {
+            Scoring::Standard => vec![winner],
+            // [F-END-7]: the lowest total wins; equal lowest totals win together.
+            Scoring::Alternative => {
+                let low = totals.iter().copied().min().unwrap_or(0);
+                (0..game.seats).filter(|&s| totals[s] == low).collect()
+            }
+        };
+        let round = game.round;
+        let next_dealer = (game.dealer + 1) % game.seats;
+        self.emit(Event::RoundEnded {
+            round,
+            winner,
+            hand_points,
+            points,
+            totals,
+        });
+        if over {
+            self.emit(Event::MatchEnded { winners });
+        } else {
+            // [F-END-9], [F-SETUP-2]: collect, shuffle, deal again; the deal passes clockwise.
+            let deck = self.shuffled(self.game.deck.ids());
+            self.start_round(round + 1, next_dealer, deck);
+        }
+    }
+
+    /// [F-SETUP-2]: the creator's dealer, or the highest light-side number drawn (symbols count
+    /// as zero); tied players draw again.
+    pub(super) fn choose_first_dealer(&mut self, named: Option<Seat>) {
+        if let Some(dealer) = named {
+            self.emit(Event::DealerChosen {
+                draws: Vec::new(),
+                dealer,
+            });
+            return;
+        }
+        let seats = self.game.seats;
+        let mut pile = Vec::new();
+        let mut draws = Vec::new();
+        let mut contenders: Vec<Seat> = (0..seats).collect();
+        while contenders.len() > 1 {
+            let mut best = 0;
+            let mut drawn = Vec::with_capacity(contenders.len());
+            for &seat in &contenders {
+                if pile.is_empty() {
+                    pile = self.shuffled(self.game.deck.ids());
+                }
+                let Some(card) = pile.pop() else { break };
+                let value = match self.game.deck.face(card, super::Side::Light).kind {
+                    Kind::Number(n) => n,
+                    _ => 0,
+                };
+                best = best.max(value);
+                drawn.push((seat, value));
+                draws.push((seat, card));
+            }
+            contenders = drawn
+                .into_iter()
+                .filter(|&(_, v)| v == best)
+                .map(|(s, _)| s)
+                .collect();
+        }
+        let dealer = contenders.first().copied().unwrap_or(0);
+        self.emit(Event::DealerChosen { draws, dealer });
+    }
+
+    /// Deals a round from `deck` (top first) and resolves its first discard.
+    pub(super) fn start_round(&mut self, round: u32, dealer: Seat, deck: Vec<CardId>) {
+        self.emit(Event::RoundStarted {
+            round,
+            dealer,
+            deck,
+        });
+        self.resolve_first_discard();
+    }
+
+    /// [F-START-1..6], [C-START-1]: the first discard acts as if the dealer had played it.
+    fn resolve_first_discard(&mut self) {
+        let dealer = self.game.dealer;
+        let first = (dealer + 1) % self.game.seats;
+        for _ in 0..MAX_STARTER_TURNS {
+            let Some(top) = self.game.top_card() else {
+                break;
+            };
+            let kind = self.game.face(top).kind;
+            match kind {
+                // [F-START-5]: a wild draw goes back at a random place (not the top, where it
+                // would be turned again) and the next card is turned.
+                Kind::WildDrawTwo | Kind::WildDrawFour | Kind::WildDrawColor => {
+                    let Some(&turned) = self.game.draw.last() else {
+                        break;
+                    };
+                    let depth = self.rng.random_range(1..=self.game.draw.len());
+                    self.emit(Event::StarterReturned {
+                        card: top,
+                        depth,
+                        turned,
+                    });
+                }
+                // [F-START-6]: the round starts on the dark side and the new top is read again.
+                Kind::Flip => self.emit(Event::Flipped),
+                // [F-START-1], [C-START-1]: the first player draws and is skipped.
+                Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {
+                    self.draw_penalty(first, kind, 0, DrawCause::FirstDiscard);
+                    let after = self.game.next_seat(first);
+                    self.emit(Event::TurnStarted { seat: after });
+                    return;
+                }
+                // [F-START-2]: the dealer plays first, counter-clockwise.
+                Kind::Reverse => {
+                    self.emit(Event::DirectionReversed);
+                    self.emit(Event::TurnStarted { seat: dealer });
+                    return;
+                }
+                // [F-START-3]: the first player is skipped.
+                Kind::Skip => {
+                    let after = self.game.next_seat(first);
+                    self.emit(Event::TurnStarted { seat: after });
+                    return;
+                }
+                // [F-START-6] ruling: Skip Everyone lets the dealer play first.
+                Kind::SkipEveryone => {
+                    self.emit(Event::TurnStarted { seat: dealer });
+                    return;
+                }
+                // [F-START-4]: the first player declares the color, then plays.
+                Kind::Wild => {
+                    self.emit(Event::ColorRequested {
+                        seat: first,
+                        then: first,
+                    });
+                    return;
+                }
+                Kind::Number(_) => break,
+            }
+        }
+        self.emit(Event::TurnStarted { seat: first });
+    }
+}

@@ -1,0 +1,187 @@
+//! Which actions a seat may take now: `legal_actions` is the one source of truth, and
+//! [`Game::refusal`] only explains why an action it does not list is refused.
+
+use super::action::{Action, RuleError};
+use super::card::{CardId, Color, Seat};
+use super::state::{Game, Phase};
+
+impl Game {
+    /// [F-TURN-2]: `card` matches the top discard: the current color, the same number or symbol,
+    /// or a wild. [F-WDRAW-2]: a wild draw is accepted even as a bluff.
+    pub fn matches(&self, card: CardId) -> bool {
+        let face = self.face(card);
+        if face.kind.is_wild() {
+            return true;
+        }
+        face.color.is_some() && face.color == self.color
+            || self.top_face().is_some_and(|top| top.kind == face.kind)
+    }
+
+    /// [F-WDRAW-1]: whether `seat` holds a card of the current color, which forbids a wild draw
+    /// (and makes a challenge find its player guilty, [F-CHAL-2]).
+    pub fn holds_current_color(&self, seat: Seat) -> bool {
+        self.color.is_some()
+            && self
+                .hand(seat)
+                .iter()
+                .any(|&c| self.face(c).color == self.color)
+    }
+
+    /// Every action `seat` may take now. Empty for a seat not at the table.
+    pub fn legal_actions(&self, seat: Seat) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.legal_actions_into(seat, &mut out);
+        out
+    }
+
+    /// [`Game::legal_actions`] into a buffer the caller reuses.
+    pub fn legal_actions_into(&self, seat: Seat, out: &mut Vec<Action>) {
+        out.clear();
+        if self.phase == Phase::MatchOver || seat >= self.seats {
+            return;
+        }
+        // Out of turn: the UNO call and the catch [F-TURN-5], [F-UNO].
+        if let Some(exposed) = self.uno_exposed {
+            if exposed == seat {
+                out.push(Action::CallUno);
+            } else {
+                out.push(Action::Catch { seat: exposed });
+            }
+        }
+        if seat != self.turn {
+            return;
+        }
+        match self.phase {
+            Phase::Play => {
+                for &card in self.hand(seat) {
+                    if self.matches(card) {
+                        self.push_plays(seat, card, out);
+                    }
+                }
+                out.push(Action::Draw);
+            }
+            Phase::PlayDrawn { card } => {
+                if self.matches(card) {
+                    self.push_plays(seat, card, out);
+                }
+                out.push(Action::Keep);
+            }
+            Phase::ChooseColor { .. } => {
+                for color in Color::of_side(self.side) {
+                    out.push(Action::ChooseColor { color });
+                }
+            }
+            Phase::Penalty(_) => {
+                out.push(Action::Accept);
+                out.push(Action::Challenge);
+            }
+            Phase::MatchOver => {}
+        }
+    }
+
+    /// The ways to play `card`: one per color for a wild, with and without the UNO call when the
+    /// play leaves one card.
+    fn push_plays(&self, seat: Seat, card: CardId, out: &mut Vec<Action>) {
+        let unos: &[bool] = if self.hand(seat).len() == 2 {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &uno in unos {
+            if self.face(card).kind.is_wild() {
+                for color in Color::of_side(self.side) {
+                    out.push(Action::Play {
+                        card,
+                        color: Some(color),
+                        uno,
+                    });
+                }
+            } else {
+                out.push(Action::Play {
+                    card,
+                    color: None,
+                    uno,
+                });
+            }
+        }
+    }
+
+    /// Whether `seat` may take `action` now.
+    pub fn is_legal(&self, seat: Seat, action: Action) -> bool {
+        self.legal_actions(seat).contains(&action)
+    }
+
+    /// Why `action` is refused for `seat`; call it for actions `legal_actions` does not list.
+    pub fn refusal(&self, seat: Seat, action: Action) -> RuleError {
+        if self.phase == Phase::MatchOver {
+            return RuleError::MatchOver;
+        }
+        if seat >= self.seats {
+            return RuleError::NoSuchSeat { seat };
+        }
+        match action {
+            Action::Catch { seat: target } if target == seat => RuleError::CannotCatchYourself,
+            Action::Catch { seat: target } if target >= self.seats => {
+                RuleError::NoSuchSeat { seat: target }
+            }
+            Action::Catch { seat: target } => RuleError::NotCatchable { seat: target },
+            Action::CallUno => RuleError::UnoNotDue,
+            _ if seat != self.turn => RuleError::NotYourTurn { turn: self.turn },
+            _ => self.turn_refusal(seat, action),
+        }
+    }
+
+    /// Why the turn seat may not take `action` in the current phase.
+    fn turn_refusal(&self, seat: Seat, action: Action) -> RuleError {
+        match (self.phase, action) {
+            (Phase::ChooseColor { .. }, Action::ChooseColor { color }) => {
+                RuleError::ColorNotOnActiveSide { color }
+            }
+            (Phase::ChooseColor { .. }, _) => RuleError::ColorChoicePending,
+            (Phase::Penalty(_), _) => RuleError::PenaltyPending,
+            (_, Action::ChooseColor { .. }) => RuleError::NoColorChoicePending,
+            (_, Action::Accept) => RuleError::NoPenaltyPending,
+            (_, Action::Challenge) => RuleError::NoChallengePending,
+            (Phase::PlayDrawn { .. }, Action::Draw) => RuleError::AlreadyDrew,
+            (Phase::Play, Action::Keep) => RuleError::NothingToKeep,
+            (phase, Action::Play { card, color, uno }) => {
+                self.play_refusal(seat, phase, card, color, uno)
+            }
+            _ => RuleError::NotYourTurn { turn: self.turn },
+        }
+    }
+
+    fn play_refusal(
+        &self,
+        seat: Seat,
+        phase: Phase,
+        card: CardId,
+        color: Option<Color>,
+        uno: bool,
+    ) -> RuleError {
+        if self.deck.get(card).is_none() {
+            return RuleError::UnknownCard { card };
+        }
+        if !self.hand(seat).contains(&card) {
+            return RuleError::CardNotInHand { card };
+        }
+        if let Phase::PlayDrawn { card: drawn } = phase
+            && drawn != card
+        {
+            return RuleError::OnlyDrawnCardPlayable { drawn };
+        }
+        let wild = self.face(card).kind.is_wild();
+        match color {
+            None if wild => return RuleError::ColorRequired { card },
+            Some(_) if !wild => return RuleError::ColorNotAllowed { card },
+            Some(c) if c.side() != self.side => {
+                return RuleError::ColorNotOnActiveSide { color: c };
+            }
+            _ => {}
+        }
+        if uno && self.hand(seat).len() != 2 {
+            return RuleError::UnoNotDue;
+        }
+        RuleError::CardDoesNotMatch { card }
+    }
+}
