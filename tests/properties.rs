@@ -1,0 +1,325 @@
+//! Properties of every game, checked over thousands of random games of both rulesets and 2..10
+//! seats: legal actions are accepted and others refused without change, cards are conserved, the
+//! fold of the events is the state, every round ends, events survive encoding, and no view or
+//! projected event shows a viewer a card id or active face it may not see [V-1..7].
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::assert_conserved;
+use proptest::prelude::*;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use unoflip::rules::*;
+
+/// Actions per game before the test calls it stuck.
+const MAX_STEPS: usize = 20_000;
+
+fn arbitrary_action(rng: &mut SmallRng, seats: usize) -> Action {
+    let colors = [
+        Color::Red,
+        Color::Yellow,
+        Color::Green,
+        Color::Blue,
+        Color::Pink,
+        Color::Teal,
+        Color::Orange,
+        Color::Purple,
+    ];
+    let color = colors[rng.random_range(0..8)];
+    match rng.random_range(0..8) {
+        0 | 1 => Action::Play {
+            card: CardId(rng.random_range(0..120)),
+            color: if rng.random_bool(0.5) {
+                Some(color)
+            } else {
+                None
+            },
+            uno: rng.random_bool(0.2),
+        },
+        2 => Action::Draw,
+        3 => Action::Keep,
+        4 => Action::ChooseColor { color },
+        5 => Action::Accept,
+        6 => Action::Challenge,
+        _ => {
+            if rng.random_bool(0.5) {
+                Action::CallUno
+            } else {
+                Action::Catch {
+                    seat: rng.random_range(0..seats + 2),
+                }
+            }
+        }
+    }
+}
+
+/// The card ids a projected event mentions.
+fn seen_ids(event: &SeenEvent) -> Vec<CardId> {
+    match event {
+        SeenEvent::DealerChosen { draws, .. } => draws.iter().map(|d| d.1).collect(),
+        SeenEvent::RoundStarted { hand, starter, .. } => {
+            hand.iter().map(|c| c.id).chain([starter.id]).collect()
+        }
+        SeenEvent::StarterReturned { card, turned, .. } => vec![*card, turned.id],
+        SeenEvent::CardPlayed { card, .. } => vec![card.id],
+        SeenEvent::CardsDrawn { cards, .. } | SeenEvent::HandShown { cards, .. } => {
+            cards.iter().map(|c| c.id).collect()
+        }
+        SeenEvent::PenaltyPending { card, .. } => vec![*card],
+        _ => Vec::new(),
+    }
+}
+
+fn sorted_backs(game: &Game, cards: &[CardId]) -> Vec<Face> {
+    // Computed from the table directly: the face opposite the active side; none in classic.
+    let mut backs: Vec<Face> = cards
+        .iter()
+        .filter_map(|&c| {
+            let card = game.deck().cards()[c.index()];
+            match game.side() {
+                Side::Light => card.dark,
+                Side::Dark => Some(card.light),
+            }
+        })
+        .collect();
+    backs.sort();
+    backs
+}
+
+/// [V-1..7]: the view holds exactly what the viewer may see.
+fn check_view(game: &Game, viewer: Viewer) {
+    let view = game.view(viewer);
+    let own: &[CardId] = match viewer {
+        Viewer::Seat(s) => game.hand(s),
+        Viewer::Spectator => &[],
+    };
+    let hand_ids: Vec<CardId> = view.hand.iter().map(|c| c.id).collect();
+    assert_eq!(hand_ids, own, "V-1: own hand");
+    let discard_ids: Vec<CardId> = view.discard.iter().map(|c| c.id).collect();
+    assert_eq!(discard_ids, game.discard_pile(), "V-4: discard pile");
+    for p in &view.players {
+        assert_eq!(p.cards, game.hand(p.seat).len(), "V-2: count");
+        assert_eq!(
+            p.backs,
+            sorted_backs(game, game.hand(p.seat)),
+            "V-2: inactive faces, sorted"
+        );
+    }
+    assert_eq!(view.draw_count, game.draw_pile().len(), "V-3");
+    assert_eq!(
+        view.draw_top,
+        game.draw_pile()
+            .last()
+            .and_then(|&c| game.deck().cards()[c.index()].back(game.side())),
+        "V-3: the draw pile's top inactive face"
+    );
+    let allowed: HashSet<CardId> = own.iter().chain(game.discard_pile()).copied().collect();
+    let mut mentioned: Vec<CardId> = view.drawn_card.into_iter().collect();
+    if let Awaiting::Penalty { card, .. } = view.awaiting {
+        mentioned.push(card);
+    }
+    for action in &view.legal_actions {
+        if let Action::Play { card, .. } = action {
+            mentioned.push(*card);
+        }
+    }
+    for id in mentioned {
+        assert!(allowed.contains(&id), "{viewer:?} may not see card {id}");
+    }
+    if viewer == Viewer::Spectator {
+        assert!(view.legal_actions.is_empty() && view.hand.is_empty(), "V-6");
+    }
+}
+
+/// [V-1..7]: a projected event mentions only ids the viewer may see once it happened.
+fn check_projection(after: &Game, event: &Event, viewer: Viewer) {
+    let seen = project(after, event, viewer);
+    let own: &[CardId] = match viewer {
+        Viewer::Seat(s) => after.hand(s),
+        Viewer::Spectator => &[],
+    };
+    let mut allowed: HashSet<CardId> = own.iter().chain(after.discard_pile()).copied().collect();
+    match event {
+        // Public when they happened: the dealer draw, and the first discard sent back.
+        Event::DealerChosen { draws, .. } => allowed.extend(draws.iter().map(|d| d.1)),
+        Event::StarterReturned { card, .. } => {
+            allowed.insert(*card);
+        }
+        // [V-5]: the challenger sees the shown hand.
+        Event::HandShown { to, cards, .. } if viewer == Viewer::Seat(*to) => {
+            allowed.extend(cards.iter().copied())
+        }
+        _ => {}
+    }
+    for id in seen_ids(&seen) {
+        assert!(
+            allowed.contains(&id),
+            "{viewer:?} sees card {id} in {seen:?}"
+        );
+    }
+    if let SeenEvent::CardsDrawn {
+        backs,
+        seat,
+        cards,
+        count,
+        ..
+    } = &seen
+    {
+        assert!(backs.is_sorted(), "V-2: backs tell nothing of order");
+        if viewer != Viewer::Seat(*seat) {
+            assert!(cards.is_empty());
+        }
+        let Event::CardsDrawn { cards: real, .. } = event else {
+            unreachable!()
+        };
+        assert_eq!(*count, real.len());
+    }
+    if let (
+        SeenEvent::HandShown {
+            cards, to, seat, ..
+        },
+        Viewer::Seat(v),
+    ) = (&seen, viewer)
+    {
+        if v != *to && v != *seat {
+            assert!(cards.is_empty(), "V-5: shown to the challenger alone");
+        }
+    }
+    if let SeenEvent::Reshuffled { count, .. } = &seen {
+        assert_eq!(*count, after.draw_pile().len());
+    }
+}
+
+/// Plays one random match and checks every property at every step.
+fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, single_round: bool) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let setup = Setup {
+        options: Options {
+            scoring,
+            target: 150,
+            single_round,
+            ..Options::default()
+        },
+        ..Setup::new(ruleset, seats)
+    };
+    let (mut game, mut log) = Game::new(&setup, &mut rng).expect("valid setup");
+    let eager = rng.random_bool(0.5);
+    let mut steps = 0;
+    while !game.is_over() {
+        steps += 1;
+        assert!(steps < MAX_STEPS, "the match did not end");
+        assert_conserved(&game);
+        // Sometimes an out-of-turn seat acts (UNO calls and catches).
+        let seat = if rng.random_bool(0.2) {
+            rng.random_range(0..seats)
+        } else {
+            game.turn()
+        };
+        let legal = game.legal_actions(seat);
+        // A sample of unlisted actions is refused and changes nothing.
+        for _ in 0..3 {
+            let action = arbitrary_action(&mut rng, seats);
+            if !legal.contains(&action) {
+                assert!(
+                    decide(&game, seat, action, &mut rng).is_err(),
+                    "{action:?} accepted"
+                );
+                let before = game.clone();
+                assert!(game.act(seat, action, &mut rng).is_err());
+                assert_eq!(game, before, "a refused action changed the game");
+            }
+        }
+        if legal.is_empty() {
+            continue;
+        }
+        let plays: Vec<Action> = legal
+            .iter()
+            .copied()
+            .filter(|a| matches!(a, Action::Play { .. }))
+            .collect();
+        let action = if eager && !plays.is_empty() && rng.random_bool(0.8) {
+            plays[rng.random_range(0..plays.len())]
+        } else {
+            legal[rng.random_range(0..legal.len())]
+        };
+        // `decide` and `act` agree, and the fold of the events is the new state.
+        let before = game.clone();
+        let mut r1 = rng.clone();
+        let decided = decide(&game, seat, action, &mut r1).expect("a listed action is accepted");
+        let events = game
+            .act(seat, action, &mut rng)
+            .expect("a listed action is accepted");
+        assert_eq!(decided, events);
+        let mut folded = before;
+        for event in &events {
+            folded.apply(event);
+            let viewer = if rng.random_bool(0.5) {
+                Viewer::Spectator
+            } else {
+                Viewer::Seat(rng.random_range(0..seats))
+            };
+            check_projection(&folded, event, viewer);
+            check_projection(&folded, event, Viewer::Seat(seat));
+        }
+        assert_eq!(folded, game, "fold of the events");
+        check_view(&game, Viewer::Seat(rng.random_range(0..seats)));
+        check_view(&game, Viewer::Spectator);
+        log.extend(events);
+    }
+    assert!(!game.winners().is_empty());
+    // The whole log replays to the same state, also after a trip through the stored encoding.
+    assert_eq!(Game::replay(&log).expect("replays"), game);
+    let decoded: Vec<Event> = log
+        .iter()
+        .map(|e| decode(&encode(e)).expect("decodes"))
+        .collect();
+    assert_eq!(decoded, log);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn flip_games_keep_every_invariant(seed: u64, seats in 2usize..=10, alternative: bool, single: bool) {
+        let scoring = if alternative { Scoring::Alternative } else { Scoring::Standard };
+        random_match(seed, seats, Ruleset::Flip, scoring, single);
+    }
+
+    #[test]
+    fn classic_games_keep_every_invariant(seed: u64, seats in 2usize..=10, alternative: bool, single: bool) {
+        let scoring = if alternative { Scoring::Alternative } else { Scoring::Standard };
+        random_match(seed, seats, Ruleset::Classic, scoring, single);
+    }
+}
+
+#[test]
+fn an_unknown_event_format_is_refused_by_name() {
+    let text = encode(&Event::DirectionReversed);
+    assert_eq!(decode(&text), Ok(Event::DirectionReversed));
+    let future = text.replace("\"v\":1", "\"v\":99");
+    assert_eq!(decode(&future), Err(DecodeError::UnknownVersion(99)));
+    assert!(matches!(
+        decode("{\"v\":1,\"type\":\"no_such_event\"}"),
+        Err(DecodeError::Malformed(_))
+    ));
+    assert!(matches!(decode("not json"), Err(DecodeError::Malformed(_))));
+}
+
+#[test]
+fn a_log_must_start_with_the_creation_event() {
+    assert_eq!(
+        Game::replay(&[Event::DirectionReversed]),
+        Err(ReplayError::NoCreation)
+    );
+    let bad = Event::GameCreated {
+        ruleset: Ruleset::Flip,
+        seats: 1,
+        options: Options::default(),
+    };
+    assert!(matches!(
+        Game::replay(&[bad]),
+        Err(ReplayError::InvalidCreation(_))
+    ));
+}
