@@ -48,6 +48,7 @@ fn last_card(top: &str, last: &str, options: Options, dark: bool) -> (Game, Card
     (game, last)
 }
 
+// [F-END-1] [F-END-3] [F-END-6] [F-END-9]
 #[test]
 fn f_end_1_3_6_the_round_ends_on_the_last_card_and_the_winner_scores_the_other_hands() {
     let (mut game, last) = last_card("red 5", "red 9", Options::default(), false);
@@ -103,6 +104,7 @@ fn f_end_2_a_last_draw_card_still_makes_the_next_player_draw() {
     assert_eq!(game.last_round().unwrap().hand_points[2], expected);
 }
 
+// [F-END-2] [F-END-3]
 #[test]
 fn f_end_2_3_a_last_flip_flips_and_hands_score_on_the_new_side() {
     let (mut game, last) = last_card("red 5", "red flip", Options::default(), false);

@@ -16,6 +16,7 @@ fn light(top: &str, hand1: &[&str]) -> (Game, Vec<CardId>) {
     (game, hand)
 }
 
+// [F-WDRAW-1] [F-CHAL-2]
 #[test]
 fn f_wdraw_1_only_color_counts_for_guilt() {
     // Seat 1 holds a red 5's number twin (blue 5) and another wild but no red: not guilty.
@@ -45,6 +46,7 @@ fn f_wdraw_2_a_bluff_is_accepted() {
     assert_eq!(game.top_card(), Some(h[0]));
 }
 
+// [F-CHAL-1] [F-CHAL-2] [F-CHAL-3]
 #[test]
 fn f_chal_1_2_3_guilty_wild_draw_two() {
     let (mut game, h) = light("red 5", &["wild-draw-two", "red 9", "green 2"]);

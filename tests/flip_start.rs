@@ -93,6 +93,7 @@ fn f_setup_2_named_dealer_is_used() {
     );
 }
 
+// [F-SETUP-3] [F-SETUP-4] [F-SETUP-5]
 #[test]
 fn f_setup_3_4_5_deal_one_at_a_time_from_the_dealers_left() {
     let order: Vec<CardId> = Deck::of(Ruleset::Flip).ids().collect();

@@ -575,6 +575,7 @@ fn f_flip_1_a_flip_plays_on_its_color_or_another_flip() {
     );
 }
 
+// [F-FLIP-2] [F-FLIP-3]
 #[test]
 fn f_flip_2_3_piles_and_hands_turn_over_as_stacks() {
     let mut t = Table::flip(4);

@@ -7,7 +7,7 @@
 //!   `CardPlayed` events by which seats shed the filler cards they were dealt, so hands may hold
 //!   fewer than seven cards; the last of them puts the named top card on the discard pile.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::needless_range_loop)]
 
 use std::collections::BTreeSet;
 
