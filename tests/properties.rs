@@ -323,3 +323,113 @@ fn a_log_must_start_with_the_creation_event() {
         Err(ReplayError::InvalidCreation(_))
     ));
 }
+
+fn arbitrary_event(rng: &mut SmallRng) -> Event {
+    let seat = |rng: &mut SmallRng| rng.random_range(0..14usize);
+    let card = |rng: &mut SmallRng| CardId(rng.random_range(0..130u8));
+    let cards = |rng: &mut SmallRng| {
+        (0..rng.random_range(0..6))
+            .map(|_| CardId(rng.random_range(0..130u8)))
+            .collect::<Vec<_>>()
+    };
+    let color = Color::of_side(if rng.random_bool(0.5) {
+        Side::Light
+    } else {
+        Side::Dark
+    })[rng.random_range(0..4)];
+    match rng.random_range(0..16) {
+        0 => Event::DealerChosen {
+            draws: vec![],
+            dealer: seat(rng),
+        },
+        1 => {
+            let mut deck: Vec<CardId> = (0..rng.random_range(0..130u8)).map(CardId).collect();
+            deck.reverse();
+            Event::RoundStarted {
+                round: 2,
+                dealer: seat(rng),
+                deck,
+            }
+        }
+        2 => Event::StarterReturned {
+            card: card(rng),
+            depth: rng.random_range(0..200),
+            turned: card(rng),
+        },
+        3 => Event::TurnStarted { seat: seat(rng) },
+        4 => Event::CardPlayed {
+            seat: seat(rng),
+            card: card(rng),
+            color: Some(color),
+            uno: rng.random_bool(0.5),
+        },
+        5 => Event::ColorRequested {
+            seat: seat(rng),
+            then: seat(rng),
+        },
+        6 => Event::Flipped,
+        7 => Event::CardsDrawn {
+            seat: seat(rng),
+            cards: cards(rng),
+            cause: DrawCause::Turn,
+        },
+        8 => Event::Reshuffled { order: cards(rng) },
+        9 => Event::PenaltyPending {
+            seat: seat(rng),
+            from: seat(rng),
+            card: card(rng),
+            previous_color: color,
+            guilty: rng.random_bool(0.5),
+        },
+        10 => Event::HandShown {
+            seat: seat(rng),
+            to: seat(rng),
+            cards: cards(rng),
+        },
+        11 => Event::UnoCaught {
+            seat: seat(rng),
+            by: seat(rng),
+        },
+        12 => Event::RoundEnded {
+            round: 1,
+            winner: seat(rng),
+            hand_points: vec![],
+            points: vec![],
+            totals: vec![1; seat(rng)],
+        },
+        13 if rng.random_bool(0.05) => Event::MatchEnded {
+            winners: vec![seat(rng)],
+        },
+        13 => Event::UnoCalled { seat: seat(rng) },
+        14 => Event::DirectionReversed,
+        _ => Event::ColorChosen {
+            seat: seat(rng),
+            color,
+        },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// A damaged log never makes `apply`, `legal_actions`, `act`, `view` or `project` panic.
+    #[test]
+    fn damaged_logs_never_panic(seed: u64, seats in 2usize..=10, classic: bool) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let ruleset = if classic { Ruleset::Classic } else { Ruleset::Flip };
+        let (mut game, _) = Game::new(&Setup::new(ruleset, seats), &mut rng).expect("valid setup");
+        for _ in 0..200 {
+            let event = if rng.random_bool(0.3) { arbitrary_event(&mut rng) } else { Event::TurnStarted { seat: game.turn() } };
+            game.apply(&event);
+            let _ = project(&game, &event, Viewer::Seat(0));
+            let _ = game.view(Viewer::Spectator);
+            for seat in 0..seats + 1 {
+                let legal = game.legal_actions(seat);
+                let _ = game.act(seat, arbitrary_action(&mut rng, seats), &mut rng);
+                if let Some(&action) = legal.first() {
+                    let _ = game.act(seat, action, &mut rng);
+                }
+            }
+        }
+    }
+}

@@ -133,7 +133,9 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             // [F-END-7]: the lowest total wins; equal lowest totals win together.
             Scoring::Alternative => {
                 let low = totals.iter().copied().min().unwrap_or(0);
-                (0..game.seats).filter(|&s| totals[s] == low).collect()
+                (0..game.seats)
+                    .filter(|&s| totals.get(s) == Some(&low))
+                    .collect()
             }
         };
         let round = game.round;

@@ -161,6 +161,9 @@ impl Game {
     /// (which `decide` never produces) changes only what it can.
     pub fn apply(&mut self, event: &Event) {
         self.version += 1;
+        if !self.seats_fit(event) {
+            return;
+        }
         match event {
             Event::GameCreated { .. } => {}
             Event::DealerChosen { dealer, .. } => self.dealer = *dealer,
@@ -321,6 +324,35 @@ impl Game {
         self.color = self.top_face().and_then(|f| f.color);
         self.turn = (dealer + 1) % n;
         self.phase = Phase::Play;
+    }
+
+    /// Whether every seat the event names is at this table; an event that names another is not
+    /// applied (only a damaged log holds one).
+    fn seats_fit(&self, event: &Event) -> bool {
+        let n = self.seats;
+        let seats: &[Seat] = match event {
+            Event::DealerChosen { dealer, .. } | Event::RoundStarted { dealer, .. } => {
+                &[*dealer][..]
+            }
+            Event::TurnStarted { seat }
+            | Event::CardPlayed { seat, .. }
+            | Event::ColorChosen { seat, .. }
+            | Event::CardsDrawn { seat, .. }
+            | Event::DrawnCardKept { seat }
+            | Event::PenaltyAccepted { seat }
+            | Event::UnoCalled { seat } => &[*seat][..],
+            Event::ColorRequested { seat, then } => &[*seat, *then][..],
+            Event::PenaltyPending { seat, from, .. } => &[*seat, *from][..],
+            Event::Challenged { seat, target, .. } => &[*seat, *target][..],
+            Event::HandShown { seat, to, .. } => &[*seat, *to][..],
+            Event::UnoCaught { seat, by } => &[*seat, *by][..],
+            Event::RoundEnded { winner, totals, .. } => {
+                return *winner < n && totals.len() == n;
+            }
+            Event::MatchEnded { winners } => return winners.iter().all(|&w| w < n),
+            _ => &[],
+        };
+        seats.iter().all(|&s| s < n)
     }
 
     /// [F-UNO-1]: the call window of a seat closes when another seat takes a turn action.
