@@ -317,19 +317,27 @@ fn f_uno_4_the_duty_arises_again() {
     assert_eq!(game.hand(0).len(), 3);
 }
 
-#[test]
-fn f_empty_1_the_discards_but_the_top_are_shuffled_into_a_new_pile() {
+/// Two seats, seat 0 to play on red 5 holding blue 3 and blue 4; given: seat 1 drew the whole
+/// draw pile earlier. Returns the game, its log, and those three cards.
+fn empty_draw_pile() -> (Game, Vec<Event>, [CardId; 3]) {
     let mut t = Table::flip(2);
     let [top, x, y] = t.cards(["red 5", "blue 3", "blue 4"]);
     t.hand(0, &[x, y]).top(top);
     let (game, mut log) = t.position(0, None);
-    // Given: seat 1 drew the whole pile earlier.
     let pile = draw_top_first(&game);
     log.push(Event::CardsDrawn {
         seat: 1,
         cards: pile,
         cause: DrawCause::Penalty,
     });
+    let game = Game::replay(&log).unwrap();
+    assert!(game.draw_pile().is_empty());
+    (game, log, [top, x, y])
+}
+
+#[test]
+fn f_empty_1_the_discards_but_the_top_are_shuffled_into_a_new_pile() {
+    let (game, log, [top, _, _]) = empty_draw_pile();
     let mut game = Game::replay(&log).unwrap();
     let below: Vec<CardId> = game.discard_pile()[..game.discard_pile().len() - 1].to_vec();
     let events = act(&mut game, 0, Action::Draw);
@@ -356,16 +364,7 @@ fn f_empty_1_the_discards_but_the_top_are_shuffled_into_a_new_pile() {
 
 #[test]
 fn f_empty_2_with_nothing_to_draw_the_draw_takes_nothing_and_play_goes_on() {
-    let mut t = Table::flip(2);
-    let [top, x, y] = t.cards(["red 5", "blue 3", "blue 4"]);
-    t.hand(0, &[x, y]).top(top);
-    let (game, mut log) = t.position(0, None);
-    let pile = draw_top_first(&game);
-    log.push(Event::CardsDrawn {
-        seat: 1,
-        cards: pile,
-        cause: DrawCause::Penalty,
-    });
+    let (game, mut log, [top, x, y]) = empty_draw_pile();
     // Given: every discard but the top went back into seat 1's hand by an earlier reshuffle.
     let below: Vec<CardId> = game.discard_pile()[..game.discard_pile().len() - 1].to_vec();
     log.push(Event::Reshuffled {
