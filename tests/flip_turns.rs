@@ -244,36 +244,18 @@ fn f_act_1_draw_one_next_draws_one_and_loses_the_turn() {
 
 #[test]
 fn f_act_2_reverse_changes_direction_and_acts_as_skip_with_two() {
-    let mut t = Table::flip(4);
-    let [top, r, x] = t.cards(["red 5", "red reverse", "blue 7"]);
-    t.hand(1, &[r, x]).top(top);
-    let (mut game, _) = t.position(1, None);
-    play(&mut game, 1, r);
+    let game = after_playing(4, false, 1, "red 5", "red reverse");
     assert_eq!(game.direction(), Direction::CounterClockwise);
     assert_turn(&game, 0);
-
-    let mut t = Table::flip(2);
-    let [top, r, x] = t.cards(["red 5", "red reverse", "blue 7"]);
-    t.hand(1, &[r, x]).top(top);
-    let (mut game, _) = t.position(1, None);
-    play(&mut game, 1, r);
+    let game = after_playing(2, false, 1, "red 5", "red reverse");
     assert_turn(&game, 1);
 }
 
 #[test]
 fn f_act_3_skip_next_loses_the_turn_and_with_two_the_player_plays_again() {
-    let mut t = Table::flip(4);
-    let [top, s, x] = t.cards(["red 5", "red skip", "blue 7"]);
-    t.hand(3, &[s, x]).top(top);
-    let (mut game, _) = t.position(3, None);
-    play(&mut game, 3, s);
+    let game = after_playing(4, false, 3, "red 5", "red skip");
     assert_turn(&game, 1);
-
-    let mut t = Table::flip(2);
-    let [top, s, x] = t.cards(["red 5", "red skip", "blue 7"]);
-    t.hand(0, &[s, x]).top(top);
-    let (mut game, _) = t.position(0, None);
-    play(&mut game, 0, s);
+    let game = after_playing(2, false, 0, "red 5", "red skip");
     assert_turn(&game, 0);
 }
 
@@ -362,19 +344,11 @@ fn f_act_7_draw_five_next_draws_five_and_loses_the_turn() {
 
 #[test]
 fn f_act_8_dark_reverse_as_f_act_2() {
-    let mut t = Table::flip(5).dark();
-    let [top, r, x] = t.cards(["pink 3", "pink reverse", "teal 7"]);
-    t.hand(2, &[r, x]).top(top);
-    let (mut game, _) = t.position(2, None);
-    play(&mut game, 2, r);
+    let game = after_playing(5, true, 2, "pink 3", "pink reverse");
+    assert_eq!(game.side(), Side::Dark);
     assert_eq!(game.direction(), Direction::CounterClockwise);
     assert_turn(&game, 1);
-
-    let mut t = Table::flip(2).dark();
-    let [top, r, x] = t.cards(["pink 3", "pink reverse", "teal 7"]);
-    t.hand(1, &[r, x]).top(top);
-    let (mut game, _) = t.position(1, None);
-    play(&mut game, 1, r);
+    let game = after_playing(2, true, 1, "pink 3", "pink reverse");
     assert_turn(&game, 1);
 }
 

@@ -370,3 +370,17 @@ pub fn assert_conserved(game: &Game) {
         "cards not conserved: {seen:?}"
     );
 }
+
+/// The game after `seat`, holding `card` and one other card, plays `card` on `top` (a UNO Flip
+/// table of `seats`, on the dark side when `dark`). Every other hand is empty.
+pub fn after_playing(seats: usize, dark: bool, seat: Seat, top: &str, card: &str) -> Game {
+    let mut t = Table::flip(seats);
+    if dark {
+        t = t.dark();
+    }
+    let [top, card, other] = t.cards([top, card, if dark { "teal 7" } else { "blue 7" }]);
+    t.hand(seat, &[card, other]).top(top);
+    let (mut game, _) = t.position(seat, None);
+    play(&mut game, seat, card);
+    game
+}
