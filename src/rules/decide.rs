@@ -94,9 +94,6 @@ pub fn decide<R: Rng + ?Sized>(
     action: Action,
     rng: &mut R,
 ) -> Result<Vec<Event>, RuleError> {
-    if !game.is_legal(seat, action) {
-        return Err(game.refusal(seat, action));
-    }
     game.clone().act(seat, action, rng)
 }
 
