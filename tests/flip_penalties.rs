@@ -37,11 +37,7 @@ fn f_wdraw_1_only_color_counts_for_guilt() {
 #[test]
 fn f_wdraw_2_a_bluff_is_accepted() {
     let (mut game, h) = light("red 5", &["wild-draw-two", "red 9", "green 2"]);
-    assert!(game.legal_actions(1).contains(&Action::Play {
-        card: h[0],
-        color: Some(Color::Green),
-        uno: false
-    }));
+    assert!(game.legal_actions(1).contains(&wild(h[0], Color::Green)));
     play_wild(&mut game, 1, h[0], Color::Green);
     assert_eq!(game.top_card(), Some(h[0]));
 }

@@ -13,19 +13,7 @@ fn f_turn_1_play_a_matching_card_or_draw() {
     let (mut game, _) = t.position(1, None);
     assert_eq!(
         game.legal_actions(1),
-        vec![
-            Action::Play {
-                card: r7,
-                color: None,
-                uno: false
-            },
-            Action::Play {
-                card: g5,
-                color: None,
-                uno: false
-            },
-            Action::Draw
-        ]
+        vec![plain(r7), plain(g5), Action::Draw]
     );
     let events = play(&mut game, 1, r7);
     assert_eq!(
@@ -54,7 +42,7 @@ fn f_turn_2_color_number_symbol_or_wild_match() {
         same_color,
         same_number,
         same_symbol,
-        wild,
+        a_wild,
         none,
         other_symbol,
     ] = t.cards([
@@ -72,7 +60,7 @@ fn f_turn_2_color_number_symbol_or_wild_match() {
             same_color,
             same_number,
             same_symbol,
-            wild,
+            a_wild,
             none,
             other_symbol,
         ],
@@ -85,37 +73,15 @@ fn f_turn_2_color_number_symbol_or_wild_match() {
         "blue 9 on yellow skip: neither color nor symbol"
     );
     assert!(game.matches(same_symbol));
-    assert!(game.matches(wild));
+    assert!(game.matches(a_wild));
     assert!(!game.matches(none));
     assert!(!game.matches(other_symbol));
+    assert_refused(&mut game, 1, plain(none), "CARD_DOES_NOT_MATCH");
+    assert_refused(&mut game, 1, plain(a_wild), "COLOR_REQUIRED");
     assert_refused(
         &mut game,
         1,
-        Action::Play {
-            card: none,
-            color: None,
-            uno: false,
-        },
-        "CARD_DOES_NOT_MATCH",
-    );
-    assert_refused(
-        &mut game,
-        1,
-        Action::Play {
-            card: wild,
-            color: None,
-            uno: false,
-        },
-        "COLOR_REQUIRED",
-    );
-    assert_refused(
-        &mut game,
-        1,
-        Action::Play {
-            card: same_color,
-            color: Some(Color::Red),
-            uno: false,
-        },
+        wild(same_color, Color::Red),
         "COLOR_NOT_ALLOWED",
     );
     // Numbers match numbers.
@@ -144,11 +110,7 @@ fn f_turn_3_a_drawn_match_may_be_played_at_once_and_no_other_card() {
     assert_eq!(
         game.legal_actions(1),
         vec![
-            Action::Play {
-                card: drawn,
-                color: None,
-                uno: false
-            },
+            plain(drawn),
             Action::Play {
                 card: drawn,
                 color: None,
@@ -157,16 +119,7 @@ fn f_turn_3_a_drawn_match_may_be_played_at_once_and_no_other_card() {
             Action::Keep
         ]
     );
-    assert_refused(
-        &mut game,
-        1,
-        Action::Play {
-            card: held,
-            color: None,
-            uno: false,
-        },
-        "ONLY_DRAWN_CARD_PLAYABLE",
-    );
+    assert_refused(&mut game, 1, plain(held), "ONLY_DRAWN_CARD_PLAYABLE");
     assert_refused(&mut game, 1, Action::Draw, "ALREADY_DREW");
     play(&mut game, 1, drawn);
     assert_eq!(game.hand(1), &[held]);
@@ -214,16 +167,7 @@ fn f_turn_5_only_the_turn_seat_acts() {
     let [top, c2] = t.cards(["red 5", "red 8"]);
     t.hand(2, &[c2]).top(top);
     let (mut game, _) = t.position(1, None);
-    assert_refused(
-        &mut game,
-        2,
-        Action::Play {
-            card: c2,
-            color: None,
-            uno: false,
-        },
-        "NOT_YOUR_TURN",
-    );
+    assert_refused(&mut game, 2, plain(c2), "NOT_YOUR_TURN");
     assert_refused(&mut game, 2, Action::Draw, "NOT_YOUR_TURN");
     assert_refused(&mut game, 7, Action::Draw, "NO_SUCH_SEAT");
     assert!(game.legal_actions(2).is_empty());
@@ -267,20 +211,12 @@ fn f_act_4_wild_declares_any_light_color_even_with_other_plays() {
     let (mut game, _) = t.position(1, None);
     let legal = game.legal_actions(1);
     for color in Color::of_side(Side::Light) {
-        assert!(legal.contains(&Action::Play {
-            card: w,
-            color: Some(color),
-            uno: false
-        }));
+        assert!(legal.contains(&wild(w, color)));
     }
     assert_refused(
         &mut game,
         1,
-        Action::Play {
-            card: w,
-            color: Some(Color::Pink),
-            uno: false,
-        },
+        wild(w, Color::Pink),
         "COLOR_NOT_ON_ACTIVE_SIDE",
     );
     play_wild(&mut game, 1, w, Color::Red);
@@ -397,11 +333,7 @@ fn f_act_10_dark_wild_declares_a_dark_color() {
     assert_refused(
         &mut game,
         1,
-        Action::Play {
-            card: w,
-            color: Some(Color::Blue),
-            uno: false,
-        },
+        wild(w, Color::Blue),
         "COLOR_NOT_ON_ACTIVE_SIDE",
     );
     play_wild(&mut game, 1, w, Color::Purple);
@@ -537,16 +469,7 @@ fn f_flip_1_a_flip_plays_on_its_color_or_another_flip() {
     t.hand(1, &[yf, bf, x]).top(top);
     let (mut game, _) = t.position(1, None);
     assert!(game.matches(yf), "a flip on its color");
-    assert_refused(
-        &mut game,
-        1,
-        Action::Play {
-            card: bf,
-            color: None,
-            uno: false,
-        },
-        "CARD_DOES_NOT_MATCH",
-    );
+    assert_refused(&mut game, 1, plain(bf), "CARD_DOES_NOT_MATCH");
 }
 
 // [F-FLIP-2] [F-FLIP-3]

@@ -302,30 +302,32 @@ pub fn act(game: &mut Game, seat: Seat, action: Action) -> Vec<Event> {
         .unwrap_or_else(|e| panic!("{action:?} for seat {seat} refused: {e}"))
 }
 
+/// The action of playing a non-wild card without calling UNO.
+pub fn plain(card: CardId) -> Action {
+    Action::Play {
+        card,
+        color: None,
+        uno: false,
+    }
+}
+
+/// The action of playing a wild with `color`, without calling UNO.
+pub fn wild(card: CardId, color: Color) -> Action {
+    Action::Play {
+        card,
+        color: Some(color),
+        uno: false,
+    }
+}
+
 /// Plays a card (no color, no UNO call).
 pub fn play(game: &mut Game, seat: Seat, card: CardId) -> Vec<Event> {
-    act(
-        game,
-        seat,
-        Action::Play {
-            card,
-            color: None,
-            uno: false,
-        },
-    )
+    act(game, seat, plain(card))
 }
 
 /// Plays a wild with a color.
 pub fn play_wild(game: &mut Game, seat: Seat, card: CardId, color: Color) -> Vec<Event> {
-    act(
-        game,
-        seat,
-        Action::Play {
-            card,
-            color: Some(color),
-            uno: false,
-        },
-    )
+    act(game, seat, wild(card, color))
 }
 
 /// Asserts that `action` is refused with `reason` and changes nothing.
