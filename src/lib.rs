@@ -3,11 +3,25 @@
 //! # Layout
 //! - [`rules`]: the pure game engine: cards, decks, state, legal actions, `decide` and `apply`,
 //!   per-viewer views and event projections. No I/O.
-//! - `store`, `service` (to come): the event store and the gRPC service built on the engine.
+//! - [`proto`]: the code generated from `proto/unoflip/v1/` (messages, client, server).
+//! - [`service`]: the gRPC service: games and seats, auth, per-viewer streams, `serve`.
+//! - [`store`]: the event store behind the service (in memory for now).
 
 #![deny(clippy::unwrap_used)]
 
 pub mod rules;
+pub mod service;
+pub mod store;
+
+/// Generated protobuf and gRPC code for `unoflip.v1`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod proto {
+    tonic::include_proto!("unoflip.v1");
+
+    /// The encoded descriptor set of `proto/`, for server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/unoflip_descriptor.bin"));
+}
 
 /// The README's examples run as doctests, so they cannot drift.
 #[cfg(doctest)]

@@ -1,0 +1,23 @@
+//! Compiles `proto/` with protox (pure Rust, no system `protoc`) into tonic code and a descriptor
+//! set for server reflection.
+
+use std::path::PathBuf;
+
+use prost::Message;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let files = [
+        "proto/unoflip/v1/cards.proto",
+        "proto/unoflip/v1/game.proto",
+        "proto/unoflip/v1/service.proto",
+    ];
+    println!("cargo:rerun-if-changed=proto");
+    let fds = protox::compile(files, ["proto"])?;
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out.join("unoflip_descriptor.bin"), fds.encode_to_vec())?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(fds)?;
+    Ok(())
+}

@@ -1,0 +1,472 @@
+//! Conversion between protobuf messages and the rules' domain types: the only place that knows
+//! both. Domain to protobuf cannot fail; protobuf to domain refuses malformed input with an
+//! INVALID_ARGUMENT error that names the field.
+
+use crate::proto as pb;
+use crate::rules::{
+    Action, Awaiting, CardId, CardView, Color, Deck, Direction, DrawCause, Face, HouseRules, Kind,
+    Options, PlayerView, Ruleset, Scoring, SeenEvent, Side, View, Viewer,
+};
+
+use super::error::ServiceError;
+
+/// Domain `Face` to protobuf.
+pub fn face(f: Face) -> pb::Face {
+    let (kind, number) = match f.kind {
+        Kind::Number(n) => (pb::Kind::Number, u32::from(n)),
+        Kind::DrawOne => (pb::Kind::DrawOne, 0),
+        Kind::DrawTwo => (pb::Kind::DrawTwo, 0),
+        Kind::DrawFive => (pb::Kind::DrawFive, 0),
+        Kind::Reverse => (pb::Kind::Reverse, 0),
+        Kind::Skip => (pb::Kind::Skip, 0),
+        Kind::SkipEveryone => (pb::Kind::SkipEveryone, 0),
+        Kind::Flip => (pb::Kind::Flip, 0),
+        Kind::Wild => (pb::Kind::Wild, 0),
+        Kind::WildDrawTwo => (pb::Kind::WildDrawTwo, 0),
+        Kind::WildDrawFour => (pb::Kind::WildDrawFour, 0),
+        Kind::WildDrawColor => (pb::Kind::WildDrawColor, 0),
+    };
+    pb::Face {
+        color: color(f.color) as i32,
+        kind: kind as i32,
+        number,
+    }
+}
+
+/// Domain color (none for wilds) to protobuf.
+pub fn color(c: Option<Color>) -> pb::Color {
+    match c {
+        None => pb::Color::Unspecified,
+        Some(Color::Red) => pb::Color::Red,
+        Some(Color::Yellow) => pb::Color::Yellow,
+        Some(Color::Green) => pb::Color::Green,
+        Some(Color::Blue) => pb::Color::Blue,
+        Some(Color::Pink) => pb::Color::Pink,
+        Some(Color::Teal) => pb::Color::Teal,
+        Some(Color::Orange) => pb::Color::Orange,
+        Some(Color::Purple) => pb::Color::Purple,
+    }
+}
+
+/// Protobuf color to domain; `COLOR_UNSPECIFIED` is `None`.
+pub fn color_from(value: i32, field: &str) -> Result<Option<Color>, ServiceError> {
+    Ok(match pb::Color::try_from(value) {
+        Ok(pb::Color::Unspecified) => None,
+        Ok(pb::Color::Red) => Some(Color::Red),
+        Ok(pb::Color::Yellow) => Some(Color::Yellow),
+        Ok(pb::Color::Green) => Some(Color::Green),
+        Ok(pb::Color::Blue) => Some(Color::Blue),
+        Ok(pb::Color::Pink) => Some(Color::Pink),
+        Ok(pb::Color::Teal) => Some(Color::Teal),
+        Ok(pb::Color::Orange) => Some(Color::Orange),
+        Ok(pb::Color::Purple) => Some(Color::Purple),
+        Err(_) => {
+            return Err(ServiceError::invalid(
+                "UNKNOWN_COLOR",
+                format!("{field}: no color {value}"),
+            ));
+        }
+    })
+}
+
+/// A card the viewer may see in full.
+pub fn card(c: CardView) -> pb::Card {
+    pb::Card {
+        id: u32::from(c.id.0),
+        light: Some(face(c.light)),
+        dark: c.dark.map(face),
+    }
+}
+
+/// A deck table as protobuf cards.
+pub fn deck(d: &Deck) -> Vec<pb::Card> {
+    d.cards()
+        .iter()
+        .map(|c| {
+            card(CardView {
+                id: c.id,
+                light: c.light,
+                dark: c.dark,
+            })
+        })
+        .collect()
+}
+
+fn cards(cs: &[CardView]) -> Vec<pb::Card> {
+    cs.iter().copied().map(card).collect()
+}
+
+fn seat(s: usize) -> u32 {
+    u32::try_from(s).unwrap_or(u32::MAX)
+}
+
+fn seats(ss: &[usize]) -> Vec<u32> {
+    ss.iter().copied().map(seat).collect()
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Domain ruleset to protobuf.
+pub fn ruleset(r: Ruleset) -> pb::Ruleset {
+    match r {
+        Ruleset::Flip => pb::Ruleset::Flip,
+        Ruleset::Classic => pb::Ruleset::Classic,
+    }
+}
+
+fn side(s: Side) -> pb::Side {
+    match s {
+        Side::Light => pb::Side::Light,
+        Side::Dark => pb::Side::Dark,
+    }
+}
+
+fn direction(d: Direction) -> pb::Direction {
+    match d {
+        Direction::Clockwise => pb::Direction::Clockwise,
+        Direction::CounterClockwise => pb::Direction::CounterClockwise,
+    }
+}
+
+fn draw_cause(c: DrawCause) -> pb::DrawCause {
+    match c {
+        DrawCause::Turn => pb::DrawCause::Turn,
+        DrawCause::Penalty => pb::DrawCause::Penalty,
+        DrawCause::FirstDiscard => pb::DrawCause::FirstDiscard,
+        DrawCause::Challenge => pb::DrawCause::Challenge,
+        DrawCause::UnoCaught => pb::DrawCause::UnoCaught,
+    }
+}
+
+/// Protobuf house rules to domain.
+pub fn house_rules_from(h: Option<&pb::HouseRules>) -> HouseRules {
+    h.map_or_else(HouseRules::default, |h| HouseRules {
+        stacking: h.stacking,
+        jump_in: h.jump_in,
+        seven_zero: h.seven_zero,
+        draw_to_match: h.draw_to_match,
+        multi: h.multi,
+        false_uno: h.false_uno,
+        strict_wild_draw: h.strict_wild_draw,
+        play_to_last: h.play_to_last,
+    })
+}
+
+/// Protobuf ruleset to domain (unspecified is UNO Flip).
+pub fn ruleset_from(value: i32) -> Result<Ruleset, ServiceError> {
+    match pb::Ruleset::try_from(value) {
+        Ok(pb::Ruleset::Unspecified | pb::Ruleset::Flip) => Ok(Ruleset::Flip),
+        Ok(pb::Ruleset::Classic) => Ok(Ruleset::Classic),
+        Err(_) => Err(ServiceError::invalid(
+            "UNKNOWN_RULESET",
+            format!("options.ruleset: no ruleset {value}"),
+        )),
+    }
+}
+
+/// Protobuf scoring options to domain `Options` (target 0 means the default).
+pub fn options_from(o: &pb::GameOptions) -> Result<Options, ServiceError> {
+    let scoring = match pb::Scoring::try_from(o.scoring) {
+        Ok(pb::Scoring::Unspecified | pb::Scoring::Standard) => Scoring::Standard,
+        Ok(pb::Scoring::Alternative) => Scoring::Alternative,
+        Err(_) => {
+            return Err(ServiceError::invalid(
+                "UNKNOWN_SCORING",
+                format!("options.scoring: no scoring {}", o.scoring),
+            ));
+        }
+    };
+    Ok(Options {
+        scoring,
+        target: if o.target_score == 0 {
+            crate::rules::DEFAULT_TARGET
+        } else {
+            o.target_score
+        },
+        single_round: o.single_round,
+        house: house_rules_from(o.house_rules.as_ref()),
+    })
+}
+
+/// Domain action to protobuf.
+pub fn action(a: Action) -> pb::Action {
+    use pb::action::Kind as K;
+    let kind = match a {
+        Action::Play {
+            card,
+            color: c,
+            uno,
+        } => K::PlayCard(pb::PlayCard {
+            card: u32::from(card.0),
+            color: color(c) as i32,
+            uno,
+        }),
+        Action::Draw => K::DrawCard(pb::DrawCard {}),
+        Action::Keep => K::KeepCard(pb::KeepCard {}),
+        Action::ChooseColor { color: c } => K::ChooseColor(pb::ChooseColor {
+            color: color(Some(c)) as i32,
+        }),
+        Action::Accept => K::AcceptPenalty(pb::AcceptPenalty {}),
+        Action::Challenge => K::Challenge(pb::Challenge {}),
+        Action::CallUno => K::CallUno(pb::CallUno {}),
+        Action::Catch { seat: s } => K::CatchUno(pb::CatchUno { seat: seat(s) }),
+    };
+    pb::Action { kind: Some(kind) }
+}
+
+/// Protobuf action to domain.
+pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
+    use pb::action::Kind as K;
+    let Some(kind) = a.and_then(|a| a.kind.as_ref()) else {
+        return Err(ServiceError::invalid(
+            "ACTION_MISSING",
+            "action: one of its kinds must be set",
+        ));
+    };
+    Ok(match kind {
+        K::PlayCard(p) => Action::Play {
+            card: CardId(u8::try_from(p.card).map_err(|_| {
+                ServiceError::invalid(
+                    "UNKNOWN_CARD",
+                    format!("action.play_card.card: no card {}", p.card),
+                )
+            })?),
+            color: color_from(p.color, "action.play_card.color")?,
+            uno: p.uno,
+        },
+        K::DrawCard(_) => Action::Draw,
+        K::KeepCard(_) => Action::Keep,
+        K::ChooseColor(c) => match color_from(c.color, "action.choose_color.color")? {
+            Some(color) => Action::ChooseColor { color },
+            None => {
+                return Err(ServiceError::invalid(
+                    "COLOR_REQUIRED",
+                    "action.choose_color.color must be set",
+                ));
+            }
+        },
+        K::AcceptPenalty(_) => Action::Accept,
+        K::Challenge(_) => Action::Challenge,
+        K::CallUno(_) => Action::CallUno,
+        K::CatchUno(c) => Action::Catch {
+            seat: usize::try_from(c.seat).unwrap_or(usize::MAX),
+        },
+    })
+}
+
+fn player(p: &PlayerView) -> pb::PlayerView {
+    pb::PlayerView {
+        seat: seat(p.seat),
+        card_count: count(p.cards),
+        backs: p.backs.iter().copied().map(face).collect(),
+        uno_exposed: p.uno_exposed,
+        score: p.score,
+    }
+}
+
+fn players(ps: &[PlayerView]) -> Vec<pb::PlayerView> {
+    ps.iter().map(player).collect()
+}
+
+/// A view, with the game's name and the turn deadline.
+pub fn view(game: &str, v: &View, deadline: Option<prost_types::Timestamp>) -> pb::View {
+    let (awaiting, penalty_from, then_turn) = match v.awaiting {
+        Awaiting::Play => (pb::Awaiting::Play, 0, 0),
+        Awaiting::PlayOrKeepDrawn => (pb::Awaiting::PlayOrKeepDrawn, 0, 0),
+        Awaiting::ChooseColor { then } => (pb::Awaiting::ChooseColor, 0, seat(then)),
+        Awaiting::Penalty { from, .. } => (pb::Awaiting::Penalty, seat(from), 0),
+        Awaiting::MatchOver => (pb::Awaiting::MatchOver, 0, 0),
+    };
+    pb::View {
+        game: game.to_owned(),
+        version: v.version,
+        seat: match v.viewer {
+            Viewer::Seat(s) => Some(seat(s)),
+            Viewer::Spectator => None,
+        },
+        ruleset: ruleset(v.ruleset) as i32,
+        round: v.round,
+        dealer: seat(v.dealer),
+        side: side(v.side) as i32,
+        direction: direction(v.direction) as i32,
+        color: color(v.color) as i32,
+        turn: seat(v.turn),
+        awaiting: awaiting as i32,
+        hand: cards(&v.hand),
+        drawn_card: v.drawn_card.map(|c| u32::from(c.0)),
+        players: players(&v.players),
+        draw_count: count(v.draw_count),
+        draw_top: v.draw_top.map(face),
+        discard: cards(&v.discard),
+        last_round: v.last_round.as_ref().map(|r| pb::RoundResult {
+            round: r.round,
+            winner: seat(r.winner),
+            hand_points: r.hand_points.clone(),
+            points: r.points.clone(),
+            totals: v.players.iter().map(|p| p.score).collect(),
+        }),
+        winners: seats(&v.winners),
+        legal_actions: v.legal_actions.iter().copied().map(action).collect(),
+        turn_deadline: deadline,
+        penalty_from,
+        then_turn,
+    }
+}
+
+/// A projected event with its number. `options` fills `GameCreated` (the creation options
+/// without the deck order).
+pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Event {
+    use pb::event::Kind as K;
+    let kind = match e {
+        SeenEvent::GameCreated { .. } => K::GameCreated(pb::GameCreated {
+            options: Some(options.clone()),
+        }),
+        SeenEvent::DealerChosen { draws, dealer } => K::DealerChosen(pb::DealerChosen {
+            draws: draws
+                .iter()
+                .map(|(s, c)| pb::DealerDraw {
+                    seat: seat(*s),
+                    card: u32::from(c.0),
+                })
+                .collect(),
+            dealer: seat(*dealer),
+        }),
+        SeenEvent::RoundStarted {
+            round,
+            dealer,
+            hand,
+            players: ps,
+            starter,
+            draw_count,
+            draw_top,
+        } => K::RoundStarted(pb::RoundStarted {
+            round: *round,
+            dealer: seat(*dealer),
+            hand: cards(hand),
+            players: players(ps),
+            starter: Some(card(*starter)),
+            draw_count: count(*draw_count),
+            draw_top: draw_top.map(face),
+        }),
+        SeenEvent::StarterReturned {
+            card: c,
+            turned,
+            draw_top,
+        } => K::StarterReturned(pb::StarterReturned {
+            card: u32::from(c.0),
+            turned: Some(card(*turned)),
+            draw_top: draw_top.map(face),
+        }),
+        SeenEvent::TurnStarted { seat: s } => K::TurnStarted(pb::TurnStarted { seat: seat(*s) }),
+        SeenEvent::CardPlayed {
+            seat: s,
+            card: c,
+            color: col,
+            uno,
+        } => K::CardPlayed(pb::CardPlayed {
+            seat: seat(*s),
+            card: Some(card(*c)),
+            color: color(*col) as i32,
+            uno: *uno,
+        }),
+        SeenEvent::ColorChosen { seat: s, color: c } => K::ColorChosen(pb::ColorChosen {
+            seat: seat(*s),
+            color: color(Some(*c)) as i32,
+        }),
+        SeenEvent::ColorRequested { seat: s, then } => K::ColorRequested(pb::ColorRequested {
+            seat: seat(*s),
+            then_turn: seat(*then),
+        }),
+        SeenEvent::DirectionReversed => K::DirectionReversed(pb::DirectionReversed {}),
+        SeenEvent::Flipped {
+            players: ps,
+            draw_top,
+        } => K::Flipped(pb::Flipped {
+            players: players(ps),
+            draw_top: draw_top.map(face),
+        }),
+        SeenEvent::CardsDrawn {
+            seat: s,
+            count: n,
+            cards: cs,
+            backs,
+            cause,
+            draw_top,
+        } => K::CardsDrawn(pb::CardsDrawn {
+            seat: seat(*s),
+            count: count(*n),
+            cards: cards(cs),
+            backs: backs.iter().copied().map(face).collect(),
+            cause: draw_cause(*cause) as i32,
+            draw_top: draw_top.map(face),
+        }),
+        SeenEvent::DrawnCardKept { seat: s } => {
+            K::DrawnCardKept(pb::DrawnCardKept { seat: seat(*s) })
+        }
+        SeenEvent::Reshuffled { count: n, draw_top } => K::Reshuffled(pb::Reshuffled {
+            count: count(*n),
+            draw_top: draw_top.map(face),
+        }),
+        SeenEvent::PenaltyPending {
+            seat: s,
+            from,
+            card: c,
+            previous_color,
+        } => K::PenaltyPending(pb::PenaltyPending {
+            seat: seat(*s),
+            from: seat(*from),
+            card: u32::from(c.0),
+            previous_color: color(Some(*previous_color)) as i32,
+        }),
+        SeenEvent::PenaltyAccepted { seat: s } => {
+            K::PenaltyAccepted(pb::PenaltyAccepted { seat: seat(*s) })
+        }
+        SeenEvent::Challenged {
+            seat: s,
+            target,
+            guilty,
+        } => K::Challenged(pb::Challenged {
+            seat: seat(*s),
+            target: seat(*target),
+            guilty: *guilty,
+        }),
+        SeenEvent::HandShown {
+            seat: s,
+            to,
+            cards: cs,
+        } => K::HandShown(pb::HandShown {
+            seat: seat(*s),
+            to: seat(*to),
+            cards: cards(cs),
+        }),
+        SeenEvent::UnoCalled { seat: s } => K::UnoCalled(pb::UnoCalled { seat: seat(*s) }),
+        SeenEvent::UnoCaught { seat: s, by } => K::UnoCaught(pb::UnoCaught {
+            seat: seat(*s),
+            by: seat(*by),
+        }),
+        SeenEvent::RoundEnded {
+            round,
+            winner,
+            hand_points,
+            points,
+            totals,
+        } => K::RoundEnded(pb::RoundEnded {
+            result: Some(pb::RoundResult {
+                round: *round,
+                winner: seat(*winner),
+                hand_points: hand_points.clone(),
+                points: points.clone(),
+                totals: totals.clone(),
+            }),
+        }),
+        SeenEvent::MatchEnded { winners } => K::MatchEnded(pb::MatchEnded {
+            winners: seats(winners),
+        }),
+    };
+    pb::Event {
+        version,
+        kind: Some(kind),
+    }
+}

@@ -1,0 +1,766 @@
+//! Games and seats: the lobby, seat tokens, moves applied one at a time per game (each game has
+//! its own lock, so games run in parallel), the server's own moves for bot, departed and timed-out
+//! seats, and the logs that streams read.
+//!
+//! A move is decided on the current state, appended to the store with the version it expects,
+//! and only then applied and acknowledged: a failed append changes nothing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, SystemTime};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::proto as pb;
+use crate::rules::{
+    Action, Color, Event, Game, Phase, Seat, Setup, Viewer, decide, encode, project,
+};
+use crate::store::EventStore;
+
+use super::convert;
+use super::error::ServiceError;
+
+/// Limits and secrets of a running service.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The admin token: fixed decks and exports of running games.
+    pub admin_token: Option<String>,
+    /// How long an idle stream waits before sending a heartbeat.
+    pub heartbeat: Duration,
+    /// Messages buffered per stream before the stream waits for its client.
+    pub stream_buffer: usize,
+    /// Games kept at once; creating more is refused.
+    pub max_games: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            admin_token: None,
+            heartbeat: Duration::from_secs(15),
+            stream_buffer: 256,
+            max_games: 100_000,
+        }
+    }
+}
+
+/// One seat of the lobby.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SeatState {
+    token_hash: Option<[u8; 32]>,
+    name: String,
+    server_played: bool,
+    taken: bool,
+}
+
+/// A game's mutable part, behind its lock.
+pub(crate) struct Entry {
+    /// The creation options as sent back to clients (no deck order).
+    pub(crate) options: pb::GameOptions,
+    setup: Setup,
+    timer: Option<Duration>,
+    seats: Vec<SeatState>,
+    /// The game, once started.
+    pub(crate) game: Option<Game>,
+    /// Every event, event `n` at index `n - 1`.
+    pub(crate) log: Vec<Event>,
+    rng: StdRng,
+    requests: HashMap<(Seat, String), pb::SubmitActionResponse>,
+    /// When the seat to move runs out of time.
+    pub(crate) deadline: Option<Instant>,
+}
+
+/// A game shared by handlers, streams and its timer.
+pub struct GameHandle {
+    /// `games/{id}`.
+    pub name: String,
+    pub(crate) entry: tokio::sync::Mutex<Entry>,
+    /// The number of events in the log; streams wait on it.
+    pub(crate) version: watch::Sender<u64>,
+}
+
+/// The global order of every game's events, for the firehose.
+#[derive(Default)]
+pub(crate) struct Firehose {
+    pub(crate) entries: Mutex<Vec<(Arc<GameHandle>, u64)>>,
+}
+
+/// Every game of this server.
+pub struct Games {
+    games: RwLock<HashMap<String, Arc<GameHandle>>>,
+    order: RwLock<Vec<String>>,
+    tokens: RwLock<HashMap<[u8; 32], String>>,
+    store: Arc<dyn EventStore>,
+    pub(crate) firehose: Firehose,
+    /// Firehose length; firehose streams wait on it.
+    pub(crate) firehose_len: watch::Sender<u64>,
+    /// Limits and secrets.
+    pub config: Config,
+}
+
+fn hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// The action the server takes for a seat it plays (a bot seat, or one whose player left):
+/// take penalties, declare the color it holds most of, play the first playable card (calling
+/// UNO), otherwise draw, then play the drawn card if it can or keep it. A stand-in until the
+/// built-in bots arrive.
+pub fn server_move(game: &Game, seat: Seat) -> Option<Action> {
+    let legal = game.legal_actions(seat);
+    if legal.is_empty() || game.turn() != seat {
+        return None;
+    }
+    let favourite = {
+        let mut counts: HashMap<Color, usize> = HashMap::new();
+        for &c in game.hand(seat) {
+            if let Some(color) = game.face(c).color {
+                *counts.entry(color).or_default() += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .max_by_key(|(c, n)| (*n, *c))
+            .map(|(c, _)| c)
+    };
+    let preferred = |a: &&Action| match a {
+        Action::Play { color, uno, .. } => {
+            (color.is_none() || *color == favourite || favourite.is_none()) && {
+                *uno || game.hand(seat).len() != 2
+            }
+        }
+        Action::ChooseColor { color } => favourite.is_none_or(|f| f == *color),
+        _ => false,
+    };
+    legal
+        .iter()
+        .find(preferred)
+        .or_else(|| {
+            legal
+                .iter()
+                .find(|a| matches!(a, Action::Play { .. } | Action::ChooseColor { .. }))
+        })
+        .or_else(|| {
+            legal
+                .iter()
+                .find(|a| matches!(a, Action::Accept | Action::Draw | Action::Keep))
+        })
+        .copied()
+}
+
+/// What the server does when a seat's turn timer runs out (SERVICE.md): take a pending penalty
+/// without challenging, or draw a card and keep it (declaring a color if one is asked for).
+pub fn timeout_move(game: &Game) -> Option<Action> {
+    let seat = game.turn();
+    let legal = game.legal_actions(seat);
+    match game.phase() {
+        Phase::Penalty(_) => Some(Action::Accept),
+        Phase::Play => Some(Action::Draw),
+        Phase::PlayDrawn { .. } => Some(Action::Keep),
+        Phase::ChooseColor { .. } => legal
+            .into_iter()
+            .find(|a| matches!(a, Action::ChooseColor { .. })),
+        Phase::MatchOver => None,
+    }
+}
+
+fn status(entry: &Entry) -> pb::GameStatus {
+    match &entry.game {
+        None => pb::GameStatus::Waiting,
+        Some(g) if g.is_over() => pb::GameStatus::Finished,
+        Some(_) => pb::GameStatus::Playing,
+    }
+}
+
+/// Parses `games/{id}`.
+pub fn game_id(name: &str) -> Result<&str, ServiceError> {
+    match name.strip_prefix("games/") {
+        Some(id) if !id.is_empty() && !id.contains('/') => Ok(id),
+        _ => Err(ServiceError::invalid(
+            "INVALID_GAME_NAME",
+            format!("{name:?} is not a game name of the form games/{{game}}"),
+        )),
+    }
+}
+
+impl Games {
+    /// No games yet.
+    pub fn new(store: Arc<dyn EventStore>, config: Config) -> Arc<Games> {
+        Arc::new(Games {
+            games: RwLock::default(),
+            order: RwLock::default(),
+            tokens: RwLock::default(),
+            store,
+            firehose: Firehose::default(),
+            firehose_len: watch::channel(0).0,
+            config,
+        })
+    }
+
+    /// Whether `token` is the admin token.
+    pub fn is_admin(&self, token: Option<&str>) -> bool {
+        match (&self.config.admin_token, token) {
+            (Some(admin), Some(token)) => {
+                // Compare hashes so the comparison's time says nothing about the token.
+                hash(admin) == hash(token)
+            }
+            _ => false,
+        }
+    }
+
+    /// The game named `name`.
+    pub fn get(&self, name: &str) -> Result<Arc<GameHandle>, ServiceError> {
+        game_id(name)?;
+        self.games
+            .read()
+            .map_err(|_| ServiceError::unavailable("games lock poisoned"))?
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ServiceError::no_game(name))
+    }
+
+    /// The seat `token` holds in `handle`'s game.
+    pub async fn seat_of(
+        &self,
+        handle: &GameHandle,
+        token: Option<&str>,
+    ) -> Result<Seat, ServiceError> {
+        let Some(token) = token else {
+            return Err(ServiceError::unauthenticated(
+                "this call needs a seat token as `authorization: Bearer <token>`",
+            ));
+        };
+        let h = hash(token);
+        let entry = handle.entry.lock().await;
+        if let Some(seat) = entry.seats.iter().position(|s| s.token_hash == Some(h)) {
+            return Ok(seat);
+        }
+        drop(entry);
+        let other = self
+            .tokens
+            .read()
+            .map_err(|_| ServiceError::unavailable("tokens lock poisoned"))?
+            .contains_key(&h);
+        if other {
+            Err(ServiceError::denied(
+                "SEAT_TOKEN_OTHER_GAME",
+                format!(
+                    "this seat token belongs to another game than {}",
+                    handle.name
+                ),
+            ))
+        } else {
+            Err(ServiceError::unauthenticated("unknown seat token"))
+        }
+    }
+
+    /// Creates a game with open seats (bot seats taken). A fixed deck needs `admin`.
+    pub fn create(
+        self: &Arc<Self>,
+        options: &pb::GameOptions,
+        admin: bool,
+    ) -> Result<pb::Game, ServiceError> {
+        let seats = usize::try_from(options.seats).unwrap_or(usize::MAX);
+        let deck = if options.deck_order.is_empty() {
+            None
+        } else {
+            if !admin {
+                return Err(ServiceError::denied(
+                    "ADMIN_TOKEN_REQUIRED",
+                    "a fixed deck order needs the admin token",
+                ));
+            }
+            let ids: Result<Vec<_>, _> = options
+                .deck_order
+                .iter()
+                .map(|&id| u8::try_from(id).map(crate::rules::CardId))
+                .collect();
+            Some(ids.map_err(|_| {
+                ServiceError::invalid("DECK_CARD_UNKNOWN", "deck_order: card id out of range")
+            })?)
+        };
+        let setup = Setup {
+            ruleset: convert::ruleset_from(options.ruleset)?,
+            seats,
+            options: convert::options_from(options)?,
+            first_dealer: options
+                .first_dealer
+                .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
+            deck,
+        };
+        setup.check()?;
+        let mut bots = vec![false; seats];
+        for &b in &options.bot_seats {
+            match bots.get_mut(usize::try_from(b).unwrap_or(usize::MAX)) {
+                Some(slot) => *slot = true,
+                None => {
+                    return Err(ServiceError::invalid(
+                        "BOT_SEAT_OUT_OF_RANGE",
+                        format!("bot_seats: {b} is not a seat of a {seats}-seat game"),
+                    ));
+                }
+            }
+        }
+        if self.order.read().map(|o| o.len()).unwrap_or(0) >= self.config.max_games {
+            return Err(ServiceError {
+                code: tonic::Code::ResourceExhausted,
+                reason: "TOO_MANY_GAMES",
+                message: "the server holds as many games as it may".into(),
+            });
+        }
+        let mut shown = options.clone();
+        shown.deck_order.clear();
+        shown.ruleset = convert::ruleset(setup.ruleset) as i32;
+        shown.target_score = setup.options.target;
+        let name = format!("games/{}", &new_token()[..16]);
+        let entry = Entry {
+            options: shown,
+            setup,
+            timer: (options.turn_timer_seconds > 0)
+                .then(|| Duration::from_secs(u64::from(options.turn_timer_seconds))),
+            seats: bots
+                .iter()
+                .map(|&bot| SeatState {
+                    token_hash: None,
+                    name: if bot { "bot".into() } else { String::new() },
+                    server_played: bot,
+                    taken: bot,
+                })
+                .collect(),
+            game: None,
+            log: Vec::new(),
+            rng: StdRng::from_rng(&mut rand::rng()),
+            requests: HashMap::new(),
+            deadline: None,
+        };
+        let game = game_message(&name, &entry);
+        let handle = Arc::new(GameHandle {
+            name: name.clone(),
+            entry: tokio::sync::Mutex::new(entry),
+            version: watch::channel(0).0,
+        });
+        self.games
+            .write()
+            .map_err(|_| ServiceError::unavailable("games lock poisoned"))?
+            .insert(name.clone(), handle);
+        self.order
+            .write()
+            .map_err(|_| ServiceError::unavailable("games lock poisoned"))?
+            .push(name);
+        Ok(game)
+    }
+
+    /// The game's public description.
+    pub async fn describe(&self, handle: &GameHandle) -> pb::Game {
+        game_message(&handle.name, &*handle.entry.lock().await)
+    }
+
+    /// Games, newest first.
+    pub async fn list(&self, open_only: bool, page_size: u32) -> Vec<pb::Game> {
+        let limit = if page_size == 0 {
+            100
+        } else {
+            page_size.min(100)
+        } as usize;
+        let names: Vec<String> = self
+            .order
+            .read()
+            .map(|o| o.iter().rev().cloned().collect())
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for name in names {
+            if out.len() >= limit {
+                break;
+            }
+            if let Ok(handle) = self.get(&name) {
+                let game = self.describe(&handle).await;
+                if !open_only
+                    || game.status == pb::GameStatus::Waiting as i32
+                        && game.seats.iter().any(|s| !s.taken)
+                {
+                    out.push(game);
+                }
+            }
+        }
+        out
+    }
+
+    /// Takes a seat (the first open one when `seat` is `None`) and returns its token.
+    pub async fn join(
+        &self,
+        handle: &GameHandle,
+        seat: Option<u32>,
+        name: &str,
+    ) -> Result<(Seat, String, pb::Game), ServiceError> {
+        let mut entry = handle.entry.lock().await;
+        if entry.game.is_some() {
+            return Err(ServiceError::precondition(
+                "GAME_ALREADY_STARTED",
+                "the game has started; its seats are closed",
+            ));
+        }
+        let seat =
+            match seat {
+                Some(s) => {
+                    let s = usize::try_from(s).unwrap_or(usize::MAX);
+                    match entry.seats.get(s) {
+                        None => {
+                            return Err(ServiceError::invalid(
+                                "NO_SUCH_SEAT",
+                                format!("seat {s} is not at this table"),
+                            ));
+                        }
+                        Some(state) if state.taken => {
+                            return Err(ServiceError::precondition(
+                                "SEAT_TAKEN",
+                                format!("seat {s} is taken"),
+                            ));
+                        }
+                        Some(_) => s,
+                    }
+                }
+                None => entry.seats.iter().position(|s| !s.taken).ok_or_else(|| {
+                    ServiceError::precondition("NO_OPEN_SEAT", "every seat is taken")
+                })?,
+            };
+        let token = new_token();
+        let h = hash(&token);
+        self.tokens
+            .write()
+            .map_err(|_| ServiceError::unavailable("tokens lock poisoned"))?
+            .insert(h, handle.name.clone());
+        entry.seats[seat] = SeatState {
+            token_hash: Some(h),
+            name: name.chars().take(64).collect(),
+            server_played: false,
+            taken: true,
+        };
+        Ok((seat, token, game_message(&handle.name, &entry)))
+    }
+
+    /// Deals the first round. Every seat must be taken.
+    pub async fn start(
+        self: &Arc<Self>,
+        handle: &Arc<GameHandle>,
+    ) -> Result<pb::Game, ServiceError> {
+        let mut entry = handle.entry.lock().await;
+        if entry.game.is_some() {
+            return Err(ServiceError::precondition(
+                "GAME_ALREADY_STARTED",
+                "the game has started",
+            ));
+        }
+        if let Some(open) = entry.seats.iter().position(|s| !s.taken) {
+            return Err(ServiceError::precondition(
+                "SEATS_OPEN",
+                format!("seat {open} is still open"),
+            ));
+        }
+        let Entry { setup, rng, .. } = &mut *entry;
+        let (game, events) = Game::new(setup, rng)?;
+        let created =
+            Game::replay(&events[..1]).map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        entry.game = Some(created);
+        if let Err(e) = self.commit(handle, &mut entry, events, None).await {
+            entry.game = None;
+            return Err(e);
+        }
+        debug_assert_eq!(entry.game.as_ref(), Some(&game));
+        self.after_moves(handle, &mut entry).await?;
+        if entry.timer.is_some() {
+            tokio::spawn(run_timer(Arc::downgrade(self), Arc::downgrade(handle)));
+        }
+        Ok(game_message(&handle.name, &entry))
+    }
+
+    /// Makes a move for `seat`.
+    pub async fn submit(
+        &self,
+        handle: &Arc<GameHandle>,
+        seat: Seat,
+        action: Action,
+        request_id: &str,
+        expected_version: Option<u64>,
+    ) -> Result<pb::SubmitActionResponse, ServiceError> {
+        let mut entry = handle.entry.lock().await;
+        let key = (seat, request_id.to_owned());
+        if !request_id.is_empty()
+            && let Some(first) = entry.requests.get(&key)
+        {
+            return Ok(first.clone());
+        }
+        if entry.game.is_none() {
+            return Err(ServiceError::precondition(
+                "GAME_NOT_STARTED",
+                "the game has not started",
+            ));
+        }
+        let version = entry.log.len() as u64;
+        if let Some(expected) = expected_version
+            && expected != version
+        {
+            return Err(ServiceError::precondition(
+                "VERSION_MISMATCH",
+                format!("expected version {expected}, the game is at {version}"),
+            ));
+        }
+        let events = {
+            let Entry { game, rng, .. } = &mut *entry;
+            let Some(game) = game.as_ref() else {
+                return Err(ServiceError::precondition(
+                    "GAME_NOT_STARTED",
+                    "the game has not started",
+                ));
+            };
+            decide(game, seat, action, rng)?
+        };
+        let seen = self
+            .commit(handle, &mut entry, events, Some(Viewer::Seat(seat)))
+            .await?;
+        let response = pb::SubmitActionResponse {
+            version: entry.log.len() as u64,
+            events: seen,
+        };
+        self.after_moves(handle, &mut entry).await?;
+        if !request_id.is_empty() {
+            if entry.requests.len() >= 4096 {
+                entry.requests.clear();
+            }
+            entry.requests.insert(key, response.clone());
+        }
+        Ok(response)
+    }
+
+    /// The seat leaves; the server plays it from now on.
+    pub async fn leave(
+        &self,
+        handle: &Arc<GameHandle>,
+        seat: Seat,
+    ) -> Result<pb::Game, ServiceError> {
+        let mut entry = handle.entry.lock().await;
+        if let Some(state) = entry.seats.get_mut(seat) {
+            state.server_played = true;
+        }
+        self.after_moves(handle, &mut entry).await?;
+        Ok(game_message(&handle.name, &entry))
+    }
+
+    /// The view of `viewer`, with the turn deadline.
+    pub async fn view(
+        &self,
+        handle: &GameHandle,
+        viewer: Viewer,
+    ) -> Result<pb::View, ServiceError> {
+        let entry = handle.entry.lock().await;
+        let Some(game) = &entry.game else {
+            return Err(ServiceError::precondition(
+                "GAME_NOT_STARTED",
+                "the game has not started",
+            ));
+        };
+        Ok(convert::view(
+            &handle.name,
+            &game.view(viewer),
+            deadline_timestamp(entry.deadline),
+        ))
+    }
+
+    /// The whole log, encoded, for a finished game or the admin.
+    pub async fn export(
+        &self,
+        handle: &GameHandle,
+        admin: bool,
+    ) -> Result<Vec<pb::ExportedEvent>, ServiceError> {
+        let entry = handle.entry.lock().await;
+        let finished = entry.game.as_ref().is_some_and(Game::is_over);
+        if !finished && !admin {
+            return Err(ServiceError::denied(
+                "GAME_NOT_FINISHED",
+                "a game's log may be exported once it is over, or with the admin token",
+            ));
+        }
+        Ok(entry
+            .log
+            .iter()
+            .enumerate()
+            .map(|(i, e)| pb::ExportedEvent {
+                version: i as u64 + 1,
+                json: encode(e),
+            })
+            .collect())
+    }
+
+    /// Appends `events` to the store, then applies them and publishes them. Returns them as
+    /// `viewer` sees them.
+    async fn commit(
+        &self,
+        handle: &Arc<GameHandle>,
+        entry: &mut Entry,
+        events: Vec<Event>,
+        viewer: Option<Viewer>,
+    ) -> Result<Vec<pb::Event>, ServiceError> {
+        let expected = entry.log.len() as u64;
+        self.store
+            .append(&handle.name, expected, &events)
+            .await
+            .map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        let mut seen = Vec::new();
+        for event in events {
+            let version = entry.log.len() as u64 + 1;
+            // The creation event is the state `start` puts in place before committing.
+            if let Some(game) = entry.game.as_mut()
+                && !matches!(event, Event::GameCreated { .. })
+            {
+                game.apply(&event);
+            }
+            if let (Some(viewer), Some(game)) = (viewer, entry.game.as_ref()) {
+                seen.push(convert::event(
+                    version,
+                    &project(game, &event, viewer),
+                    &entry.options,
+                ));
+            }
+            entry.log.push(event);
+        }
+        let version = entry.log.len() as u64;
+        if let Ok(mut fh) = self.firehose.entries.lock() {
+            for v in expected + 1..=version {
+                fh.push((handle.clone(), v));
+            }
+            self.firehose_len.send_replace(fh.len() as u64);
+        }
+        handle.version.send_replace(version);
+        entry.deadline = entry.timer.map(|t| Instant::now() + t);
+        Ok(seen)
+    }
+
+    /// Plays the seats the server plays until a person is to move.
+    async fn after_moves(
+        &self,
+        handle: &Arc<GameHandle>,
+        entry: &mut Entry,
+    ) -> Result<(), ServiceError> {
+        for _ in 0..100_000 {
+            let Some(game) = &entry.game else {
+                return Ok(());
+            };
+            if game.is_over() {
+                entry.deadline = None;
+                return Ok(());
+            }
+            let seat = game.turn();
+            if !entry.seats.get(seat).is_some_and(|s| s.server_played) {
+                return Ok(());
+            }
+            let Some(action) = server_move(game, seat) else {
+                return Ok(());
+            };
+            let Entry { game, rng, .. } = &mut *entry;
+            let Some(game) = game.as_ref() else {
+                return Ok(());
+            };
+            let events = decide(game, seat, action, rng)?;
+            self.commit(handle, entry, events, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Acts for the seat whose timer ran out, if `version` is still the game's version.
+    async fn time_out(&self, handle: &Arc<GameHandle>, version: u64) -> Result<(), ServiceError> {
+        let mut entry = handle.entry.lock().await;
+        if entry.log.len() as u64 != version || entry.deadline.is_none_or(|d| d > Instant::now()) {
+            return Ok(());
+        }
+        let Entry { game, rng, .. } = &mut *entry;
+        let Some(game) = game.as_ref() else {
+            return Ok(());
+        };
+        let Some(action) = timeout_move(game) else {
+            return Ok(());
+        };
+        let events = decide(game, game.turn(), action, rng)?;
+        self.commit(handle, &mut entry, events, None).await?;
+        self.after_moves(handle, &mut entry).await
+    }
+}
+
+/// The turn timer of one game: sleeps until the deadline unless a move comes first.
+async fn run_timer(games: Weak<Games>, handle: Weak<GameHandle>) {
+    loop {
+        let Some(h) = handle.upgrade() else { return };
+        let mut version_rx = h.version.subscribe();
+        let (version, deadline, over) = {
+            let entry = h.entry.lock().await;
+            (
+                entry.log.len() as u64,
+                entry.deadline,
+                entry.game.as_ref().is_none_or(Game::is_over),
+            )
+        };
+        if over {
+            return;
+        }
+        drop(h);
+        let Some(deadline) = deadline else { return };
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {
+                let (Some(g), Some(h)) = (games.upgrade(), handle.upgrade()) else { return };
+                if let Err(e) = g.time_out(&h, version).await {
+                    tracing::warn!(game = %h.name, error = %e.message, "turn timer move failed");
+                }
+            }
+            changed = version_rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_types::Timestamp> {
+    let deadline = deadline?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    let at = SystemTime::now() + left;
+    Some(prost_types::Timestamp::from(at))
+}
+
+fn game_message(name: &str, entry: &Entry) -> pb::Game {
+    pb::Game {
+        name: name.to_owned(),
+        options: Some(entry.options.clone()),
+        status: status(entry) as i32,
+        seats: entry
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pb::SeatInfo {
+                seat: u32::try_from(i).unwrap_or(u32::MAX),
+                taken: s.taken,
+                player_name: s.name.clone(),
+                played_by_server: s.server_played,
+            })
+            .collect(),
+        version: entry.log.len() as u64,
+        winners: entry
+            .game
+            .as_ref()
+            .map(|g| {
+                g.winners()
+                    .iter()
+                    .map(|&w| u32::try_from(w).unwrap_or(u32::MAX))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}

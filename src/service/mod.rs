@@ -1,0 +1,91 @@
+//! The gRPC service (`unoflip.v1.UnoFlipService`) over the rules engine, with health checks,
+//! server reflection, grpc-web and CORS.
+//!
+//! - `games`: games, seats, tokens, moves, server-played seats, turn timers.
+//! - `stream`: per-viewer game streams and the public firehose.
+//! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
+
+mod convert;
+mod error;
+mod games;
+mod handlers;
+mod stream;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, ExposeHeaders};
+
+pub use error::{ERROR_DOMAIN, ServiceError};
+pub use games::{Config, GameHandle, Games, server_move, timeout_move};
+pub use handlers::Service;
+
+use crate::proto::uno_flip_service_server::UnoFlipServiceServer;
+
+/// Largest request a client may send.
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+/// Limits of the transport.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Requests handled at once on one connection.
+    pub concurrency_per_connection: usize,
+    /// Longest time a unary call may take.
+    pub request_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            concurrency_per_connection: 256,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Serves `games` on `listener` until `shutdown` completes, then stops accepting calls and lets
+/// running ones finish.
+pub async fn serve(
+    listener: TcpListener,
+    games: Arc<Games>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<UnoFlipServiceServer<Service>>().await;
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+    let service =
+        UnoFlipServiceServer::new(Service::new(games)).max_decoding_message_size(MAX_REQUEST_BYTES);
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods(AllowMethods::mirror_request())
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers(ExposeHeaders::list([
+            http::HeaderName::from_static("grpc-status"),
+            http::HeaderName::from_static("grpc-message"),
+            http::HeaderName::from_static("grpc-status-details-bin"),
+        ]))
+        .max_age(Duration::from_secs(3600));
+    tonic::transport::Server::builder()
+        .accept_http1(true)
+        .concurrency_limit_per_connection(limits.concurrency_per_connection)
+        .timeout(limits.request_timeout)
+        .layer(cors)
+        .layer(tonic_web::GrpcWebLayer::new())
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! Server streams: one game's events for a seat or a spectator (`Subscribe`), and every game's
+//! public events (`SubscribeAll`).
+//!
+//! Each stream is a bounded channel fed by its own task. The task reads the game's log from its
+//! own cursor and folds its own copy of the state to project each event, so a slow client only
+//! slows its own task: the game never waits for a stream, and a stream that fell behind simply
+//! reads on from the log. The task stops when the client goes away.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+
+use crate::proto as pb;
+use crate::proto::subscribe_all_response::Kind as AllKind;
+use crate::proto::subscribe_response::Kind;
+use crate::rules::{Event, Game, Viewer, project};
+
+use super::convert;
+use super::error::ServiceError;
+use super::games::{GameHandle, Games};
+
+/// A stream of messages or a status ending it.
+pub type Stream<T> = ReceiverStream<Result<T, Status>>;
+
+/// Starts a game stream for `viewer` after event `after` (0: from the current state, with a
+/// view), starting with a view at `after` when `include_view`.
+pub async fn subscribe(
+    games: Arc<Games>,
+    handle: Arc<GameHandle>,
+    viewer: Viewer,
+    after: u64,
+    include_view: bool,
+) -> Result<Stream<pb::SubscribeResponse>, ServiceError> {
+    let len = handle.entry.lock().await.log.len() as u64;
+    if after > len {
+        return Err(ServiceError::invalid(
+            "AFTER_VERSION_AHEAD",
+            format!("after_version {after} is past the game's last event, {len}"),
+        ));
+    }
+    let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
+    tokio::spawn(async move {
+        let heartbeat = games.config.heartbeat;
+        let _ = game_stream(&handle, viewer, after, include_view, heartbeat, &tx).await;
+    });
+    Ok(ReceiverStream::new(rx))
+}
+
+/// Feeds one game stream until the client leaves. `None` when it has.
+async fn game_stream(
+    handle: &GameHandle,
+    viewer: Viewer,
+    mut after: u64,
+    include_view: bool,
+    heartbeat: std::time::Duration,
+    tx: &mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
+) -> Option<()> {
+    let send = |kind: Kind| async move {
+        tx.send(Ok(pb::SubscribeResponse { kind: Some(kind) }))
+            .await
+            .ok()
+    };
+    let mut version_rx = handle.version.subscribe();
+    let from_now = after == 0;
+    let mut view_due = include_view || from_now;
+    let mut replica: Option<Game> = None;
+    let mut cursor: u64 = 0;
+    let mut caught_up = false;
+    loop {
+        version_rx.borrow_and_update();
+        let (batch, options) = {
+            let entry = handle.entry.lock().await;
+            let start = usize::try_from(cursor).unwrap_or(usize::MAX);
+            (
+                entry
+                    .log
+                    .get(start..)
+                    .map(<[Event]>::to_vec)
+                    .unwrap_or_default(),
+                entry.options.clone(),
+            )
+        };
+        if from_now && view_due && !batch.is_empty() {
+            after = cursor + batch.len() as u64;
+        }
+        for event in batch {
+            cursor += 1;
+            match replica.as_mut() {
+                Some(game) => game.apply(&event),
+                None => replica = Game::replay([&event]).ok(),
+            }
+            let Some(game) = replica.as_ref() else {
+                continue;
+            };
+            if cursor == after && view_due {
+                view_due = false;
+                send(Kind::View(convert::view(
+                    &handle.name,
+                    &game.view(viewer),
+                    None,
+                )))
+                .await?;
+            }
+            if cursor > after {
+                let seen = convert::event(cursor, &project(game, &event, viewer), &options);
+                send(Kind::Event(seen)).await?;
+            }
+        }
+        if !caught_up && cursor >= after && !(view_due && from_now) {
+            caught_up = true;
+            send(Kind::CaughtUp(pb::CaughtUp { version: cursor })).await?;
+        }
+        tokio::select! {
+            changed = version_rx.changed() => changed.ok()?,
+            () = tokio::time::sleep(heartbeat) => send(Kind::Heartbeat(pb::Heartbeat {})).await?,
+            () = tx.closed() => return None,
+        }
+    }
+}
+
+/// Starts the firehose after global position `after`.
+pub fn subscribe_all(games: Arc<Games>, after: u64) -> Stream<pb::SubscribeAllResponse> {
+    let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
+    tokio::spawn(async move {
+        let _ = firehose(&games, after, &tx).await;
+    });
+    ReceiverStream::new(rx)
+}
+
+async fn firehose(
+    games: &Games,
+    after: u64,
+    tx: &mpsc::Sender<Result<pb::SubscribeAllResponse, Status>>,
+) -> Option<()> {
+    let send = |kind: AllKind| async move {
+        tx.send(Ok(pb::SubscribeAllResponse { kind: Some(kind) }))
+            .await
+            .ok()
+    };
+    let mut len_rx = games.firehose_len.subscribe();
+    let mut replicas: HashMap<String, Game> = HashMap::new();
+    let mut position = after;
+    let mut caught_up = false;
+    loop {
+        len_rx.borrow_and_update();
+        let batch: Vec<(Arc<GameHandle>, u64)> = {
+            let entries = games.firehose.entries.lock().ok()?;
+            let start = usize::try_from(position).unwrap_or(usize::MAX);
+            entries.get(start..).map(<[_]>::to_vec).unwrap_or_default()
+        };
+        for (handle, version) in batch {
+            position += 1;
+            let (events, options) = {
+                let entry = handle.entry.lock().await;
+                let have = replicas.get(&handle.name).map_or(0, Game::version);
+                let from = usize::try_from(have).unwrap_or(usize::MAX);
+                let to = usize::try_from(version).unwrap_or(usize::MAX);
+                (
+                    entry
+                        .log
+                        .get(from..to)
+                        .map(<[Event]>::to_vec)
+                        .unwrap_or_default(),
+                    entry.options.clone(),
+                )
+            };
+            let mut last = None;
+            for event in events {
+                match replicas.get_mut(&handle.name) {
+                    Some(game) => game.apply(&event),
+                    None => {
+                        if let Ok(game) = Game::replay([&event]) {
+                            replicas.insert(handle.name.clone(), game);
+                        }
+                    }
+                }
+                last = Some(event);
+            }
+            let (Some(event), Some(game)) = (last, replicas.get(&handle.name)) else {
+                continue;
+            };
+            let seen = convert::event(version, &project(game, &event, Viewer::Spectator), &options);
+            send(AllKind::Event(pb::GameEvent {
+                game: handle.name.clone(),
+                position,
+                event: Some(seen),
+            }))
+            .await?;
+            if game.is_over() {
+                replicas.remove(&handle.name);
+            }
+        }
+        if !caught_up {
+            caught_up = true;
+            send(AllKind::CaughtUp(pb::CaughtUp { version: position })).await?;
+        }
+        tokio::select! {
+            changed = len_rx.changed() => changed.ok()?,
+            () = tokio::time::sleep(games.config.heartbeat) => send(AllKind::Heartbeat(pb::Heartbeat {})).await?,
+            () = tx.closed() => return None,
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! A server on a free loopback port and clients for it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use tonic::{Request, Status};
+use unoflip::proto as pb;
+use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
+use unoflip::service::{self, Config, Games, Limits};
+use unoflip::store::MemoryStore;
+
+pub const ADMIN: &str = "admin-secret";
+
+/// A running server; stops when dropped.
+pub struct Server {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+pub async fn server() -> Server {
+    server_with(Config {
+        admin_token: Some(ADMIN.into()),
+        heartbeat: Duration::from_millis(200),
+        ..Config::default()
+    })
+    .await
+}
+
+pub async fn server_with(config: Config) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let games = Games::new(Arc::new(MemoryStore::new()), config);
+    tokio::spawn(async move {
+        service::serve(listener, games, Limits::default(), async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    Server {
+        addr,
+        stop: Some(stop),
+    }
+}
+
+pub type Client = UnoFlipServiceClient<Channel>;
+
+pub async fn client(addr: SocketAddr) -> Client {
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    UnoFlipServiceClient::new(channel)
+}
+
+/// A request with a bearer token.
+pub fn authed<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    let value: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+    request.metadata_mut().insert("authorization", value);
+    request
+}
+
+/// The ErrorInfo reason of a refusal.
+pub fn reason(status: &Status) -> String {
+    use tonic_types::StatusExt;
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"))
+}
+
+pub fn options(ruleset: pb::Ruleset, seats: u32) -> pb::GameOptions {
+    pb::GameOptions {
+        ruleset: ruleset as i32,
+        seats,
+        single_round: true,
+        ..Default::default()
+    }
+}
+
+/// A started game whose every seat joined; returns its name and the seat tokens.
+pub async fn started(client: &mut Client, options: pb::GameOptions) -> (String, Vec<String>) {
+    let game = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let mut tokens = Vec::new();
+    for seat in 0..options.seats {
+        if options.bot_seats.contains(&seat) {
+            tokens.push(String::new());
+            continue;
+        }
+        let joined = client
+            .join_game(pb::JoinGameRequest {
+                game: game.name.clone(),
+                seat: Some(seat),
+                player_name: format!("p{seat}"),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(joined.seat, seat);
+        tokens.push(joined.seat_token);
+    }
+    let token = tokens.iter().find(|t| !t.is_empty()).unwrap().clone();
+    client
+        .start_game(authed(
+            pb::StartGameRequest {
+                game: game.name.clone(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap();
+    (game.name, tokens)
+}
+
+pub async fn view(client: &mut Client, game: &str, token: Option<&str>) -> pb::View {
+    let message = pb::GetViewRequest { game: game.into() };
+    let request = match token {
+        Some(t) => authed(message, t),
+        None => Request::new(message),
+    };
+    client
+        .get_view(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .view
+        .unwrap()
+}
+
+pub async fn submit(
+    client: &mut Client,
+    game: &str,
+    token: &str,
+    action: pb::Action,
+) -> Result<pb::SubmitActionResponse, Status> {
+    client
+        .submit_action(authed(
+            pb::SubmitActionRequest {
+                game: game.into(),
+                action: Some(action),
+                request_id: String::new(),
+                expected_version: None,
+            },
+            token,
+        ))
+        .await
+        .map(|r| r.into_inner())
+}
+
+pub async fn game_version(client: &mut Client, game: &str) -> u64 {
+    client
+        .get_game(pb::GetGameRequest { name: game.into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .version
+}

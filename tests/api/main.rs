@@ -1,0 +1,10 @@
+//! End-to-end tests of the gRPC service over real TCP on port 0 with tonic clients.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod fold;
+mod games;
+mod harness;
+mod ops;
+mod refusals;
+mod streams;

@@ -1,0 +1,362 @@
+//! Refusals: each comes with its status code and ErrorInfo reason, and changes nothing.
+
+use tonic::{Code, Request};
+use unoflip::proto as pb;
+use unoflip::proto::action::Kind;
+
+use super::common::Table;
+use super::harness::*;
+
+fn play(card: unoflip::rules::CardId, color: pb::Color) -> pb::Action {
+    pb::Action {
+        kind: Some(Kind::PlayCard(pb::PlayCard {
+            card: u32::from(card.0),
+            color: color as i32,
+            uno: false,
+        })),
+    }
+}
+
+/// A four-seat game dealt from a fixed deck (admin): seat 1 starts on red 5 holding red 7,
+/// blue 2 and a wild; seat 2 holds green 9.
+async fn arranged(client: &mut Client) -> (String, Vec<String>, [unoflip::rules::CardId; 4]) {
+    let mut t = Table::flip(4);
+    let [top, r7, b2, w, g9] = t.cards(["red 5", "red 7", "blue 2", "wild", "green 9"]);
+    t.hand(1, &[r7, b2, w]).hand(2, &[g9]).top(top);
+    let setup = t.setup();
+    let options = pb::GameOptions {
+        first_dealer: Some(0),
+        deck_order: setup.deck.unwrap().iter().map(|c| u32::from(c.0)).collect(),
+        ..options(pb::Ruleset::Flip, 4)
+    };
+    let created = client
+        .create_game(authed(
+            pb::CreateGameRequest {
+                options: Some(options),
+            },
+            ADMIN,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(
+        created.options.unwrap().deck_order.is_empty(),
+        "the deck order is never shown back"
+    );
+    let mut tokens = Vec::new();
+    for seat in 0..4 {
+        let joined = client
+            .join_game(pb::JoinGameRequest {
+                game: created.name.clone(),
+                seat: Some(seat),
+                player_name: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        tokens.push(joined.seat_token);
+    }
+    client
+        .start_game(authed(
+            pb::StartGameRequest {
+                game: created.name.clone(),
+            },
+            &tokens[0],
+        ))
+        .await
+        .unwrap();
+    (created.name, tokens, [r7, b2, w, g9])
+}
+
+#[tokio::test]
+async fn refused_moves_carry_their_reason_and_change_nothing() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens, [r7, b2, w, g9]) = arranged(&mut client).await;
+    let version = game_version(&mut client, &game).await;
+    let cases = [
+        (
+            2,
+            play(g9, pb::Color::Unspecified),
+            Code::FailedPrecondition,
+            "NOT_YOUR_TURN",
+        ),
+        (
+            1,
+            play(g9, pb::Color::Unspecified),
+            Code::FailedPrecondition,
+            "CARD_NOT_IN_HAND",
+        ),
+        (
+            1,
+            play(b2, pb::Color::Unspecified),
+            Code::FailedPrecondition,
+            "CARD_DOES_NOT_MATCH",
+        ),
+        (
+            1,
+            play(w, pb::Color::Unspecified),
+            Code::FailedPrecondition,
+            "COLOR_REQUIRED",
+        ),
+        (
+            1,
+            play(r7, pb::Color::Blue),
+            Code::FailedPrecondition,
+            "COLOR_NOT_ALLOWED",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::Challenge(pb::Challenge {})),
+            },
+            Code::FailedPrecondition,
+            "NO_CHALLENGE_PENDING",
+        ),
+        (
+            1,
+            pb::Action { kind: None },
+            Code::InvalidArgument,
+            "ACTION_MISSING",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::PlayCard(pb::PlayCard {
+                    card: 999,
+                    color: 0,
+                    uno: false,
+                })),
+            },
+            Code::InvalidArgument,
+            "UNKNOWN_CARD",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::PlayCard(pb::PlayCard {
+                    card: 200,
+                    color: 0,
+                    uno: false,
+                })),
+            },
+            Code::InvalidArgument,
+            "UNKNOWN_CARD",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::PlayCard(pb::PlayCard {
+                    card: u32::from(r7.0),
+                    color: 77,
+                    uno: false,
+                })),
+            },
+            Code::InvalidArgument,
+            "UNKNOWN_COLOR",
+        ),
+    ];
+    for (seat, action, code, expected) in cases {
+        let status = submit(&mut client, &game, &tokens[seat], action)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (code, expected),
+            "{status:?}"
+        );
+        assert_eq!(
+            game_version(&mut client, &game).await,
+            version,
+            "{expected} changed the game"
+        );
+    }
+    submit(
+        &mut client,
+        &game,
+        &tokens[1],
+        play(r7, pb::Color::Unspecified),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn tokens_authenticate_one_seat_of_one_game() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, _tokens, [r7, ..]) = arranged(&mut client).await;
+    let (_other, other_tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    let version = game_version(&mut client, &game).await;
+    let action = play(r7, pb::Color::Unspecified);
+    let status = submit(&mut client, &game, "not-a-token", action)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Unauthenticated, "SEAT_TOKEN_INVALID")
+    );
+    let status = submit(&mut client, &game, &other_tokens[0], action)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::PermissionDenied, "SEAT_TOKEN_OTHER_GAME")
+    );
+    let status = client
+        .submit_action(Request::new(pb::SubmitActionRequest {
+            game: game.clone(),
+            action: Some(action),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    assert_eq!(game_version(&mut client, &game).await, version);
+}
+
+#[tokio::test]
+async fn malformed_and_unknown_games_and_admin_only_options_are_refused() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let status = client
+        .get_game(pb::GetGameRequest {
+            name: "nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::InvalidArgument, "INVALID_GAME_NAME")
+    );
+    let status = client
+        .get_game(pb::GetGameRequest {
+            name: "games/nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::NotFound, "GAME_NOT_FOUND")
+    );
+    let fixed = pb::GameOptions {
+        deck_order: (0..112).collect(),
+        ..options(pb::Ruleset::Flip, 2)
+    };
+    let status = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(fixed),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::PermissionDenied, "ADMIN_TOKEN_REQUIRED")
+    );
+    let status = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options(pb::Ruleset::Flip, 11)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::InvalidArgument, "SEAT_COUNT_OUT_OF_RANGE")
+    );
+    let house = pb::GameOptions {
+        house_rules: Some(pb::HouseRules {
+            stacking: true,
+            ..Default::default()
+        }),
+        ..options(pb::Ruleset::Flip, 2)
+    };
+    let status = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(house),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&status), "HOUSE_RULE_UNSUPPORTED");
+    let short = pb::GameOptions {
+        deck_order: vec![1, 2, 3],
+        ..options(pb::Ruleset::Flip, 2)
+    };
+    let status = client
+        .create_game(authed(
+            pb::CreateGameRequest {
+                options: Some(short),
+            },
+            ADMIN,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&status), "DECK_INCOMPLETE");
+    let listed = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.games.is_empty(), "no refused game was created");
+}
+
+#[tokio::test]
+async fn a_retried_request_id_returns_the_first_answer_and_adds_nothing() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens, [r7, ..]) = arranged(&mut client).await;
+    let request = || {
+        authed(
+            pb::SubmitActionRequest {
+                game: game.clone(),
+                action: Some(play(r7, pb::Color::Unspecified)),
+                request_id: "move-1".into(),
+                expected_version: None,
+            },
+            &tokens[1],
+        )
+    };
+    let first = client.submit_action(request()).await.unwrap().into_inner();
+    let version = game_version(&mut client, &game).await;
+    let again = client.submit_action(request()).await.unwrap().into_inner();
+    assert_eq!(first, again);
+    assert_eq!(game_version(&mut client, &game).await, version);
+}
+
+#[tokio::test]
+async fn an_expected_version_that_is_not_current_is_refused() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens, [r7, ..]) = arranged(&mut client).await;
+    let version = game_version(&mut client, &game).await;
+    let stale = authed(
+        pb::SubmitActionRequest {
+            game: game.clone(),
+            action: Some(play(r7, pb::Color::Unspecified)),
+            request_id: String::new(),
+            expected_version: Some(version - 1),
+        },
+        &tokens[1],
+    );
+    let status = client.submit_action(stale).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::FailedPrecondition, "VERSION_MISMATCH")
+    );
+    let current = authed(
+        pb::SubmitActionRequest {
+            game: game.clone(),
+            action: Some(play(r7, pb::Color::Unspecified)),
+            request_id: String::new(),
+            expected_version: Some(version),
+        },
+        &tokens[1],
+    );
+    let answer = client.submit_action(current).await.unwrap().into_inner();
+    assert!(answer.version > version);
+    assert!(matches!(
+        answer.events[0].kind,
+        Some(pb::event::Kind::CardPlayed(_))
+    ));
+}
