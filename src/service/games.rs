@@ -685,11 +685,21 @@ impl Games {
         let Some(game) = game.as_ref() else {
             return Ok(());
         };
+        let seat = game.turn();
         let Some(action) = timeout_move(game) else {
             return Ok(());
         };
-        let events = decide(game, game.turn(), action, rng)?;
+        let events = decide(game, seat, action, rng)?;
         self.commit(handle, &mut entry, events, None).await?;
+        // A timed-out draw keeps the card drawn in the same breath.
+        let Entry { game, rng, .. } = &mut *entry;
+        if let Some(game) = game.as_ref()
+            && game.turn() == seat
+            && matches!(game.phase(), Phase::PlayDrawn { .. })
+        {
+            let events = decide(game, seat, Action::Keep, rng)?;
+            self.commit(handle, &mut entry, events, None).await?;
+        }
         self.after_moves(handle, &mut entry).await
     }
 }

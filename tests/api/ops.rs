@@ -1,1 +1,344 @@
-//! (to come)
+//! Operations and the lobby: grpc-web over HTTP/1.1, health, reflection, deck tables, joining,
+//! starting, leaving, and the turn timer (with paused time).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tonic::Code;
+use unoflip::proto as pb;
+use unoflip::rules::Viewer;
+use unoflip::service::{Config, Games};
+use unoflip::store::MemoryStore;
+
+use super::harness::*;
+
+#[tokio::test]
+async fn a_grpc_web_request_over_http_1_1_works() {
+    let server = server().await;
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    // An empty GetDecksRequest: one uncompressed frame of length zero.
+    let body = [0u8, 0, 0, 0, 0];
+    let head = format!(
+        "POST /unoflip.v1.UnoFlipService/GetDecks HTTP/1.1\r\nHost: {}\r\nContent-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\nOrigin: http://example.test\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        server.addr,
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.write_all(&body).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_lowercase()
+            .contains("content-type: application/grpc-web+proto"),
+        "{text}"
+    );
+    assert!(
+        text.to_lowercase()
+            .contains("access-control-allow-origin: http://example.test"),
+        "CORS: {text}"
+    );
+    // The trailers travel in the body, in a frame flagged 0x80.
+    assert!(text.contains("grpc-status:0"), "{text}");
+    assert!(response.len() > 2_000, "both deck tables are in the body");
+}
+
+#[tokio::test]
+async fn health_and_reflection_answer() {
+    let server = server().await;
+    let channel = tonic::transport::Channel::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    for service in ["", "unoflip.v1.UnoFlipService"] {
+        let answer = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            answer.status,
+            tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+        );
+    }
+    use tonic_reflection::pb::v1 as r;
+    let mut reflection = r::server_reflection_client::ServerReflectionClient::new(channel.clone());
+    let request = r::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(r::server_reflection_request::MessageRequest::ListServices(
+            String::new(),
+        )),
+    };
+    let mut answers = reflection
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.message().await.unwrap().unwrap();
+    let Some(r::server_reflection_response::MessageResponse::ListServicesResponse(list)) =
+        answer.message_response
+    else {
+        panic!("a service list");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"unoflip.v1.UnoFlipService".to_string()),
+        "{names:?}"
+    );
+    use tonic_reflection::pb::v1alpha as ra;
+    let mut alpha = ra::server_reflection_client::ServerReflectionClient::new(channel);
+    let request = ra::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(
+            ra::server_reflection_request::MessageRequest::FileContainingSymbol(
+                "unoflip.v1.UnoFlipService".into(),
+            ),
+        ),
+    };
+    let mut answers = alpha
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.message().await.unwrap().unwrap();
+    assert!(matches!(
+        answer.message_response,
+        Some(ra::server_reflection_response::MessageResponse::FileDescriptorResponse(_))
+    ));
+}
+
+#[tokio::test]
+async fn the_deck_tables_are_public() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let decks = client
+        .get_decks(pb::GetDecksRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((decks.flip.len(), decks.classic.len()), (112, 108));
+    let red1 = decks.flip[0];
+    assert_eq!(
+        red1.light.unwrap(),
+        pb::Face {
+            color: pb::Color::Red as i32,
+            kind: pb::Kind::Number as i32,
+            number: 1
+        }
+    );
+    assert_eq!(
+        red1.dark.unwrap(),
+        pb::Face {
+            color: pb::Color::Pink as i32,
+            kind: pb::Kind::Number as i32,
+            number: 3
+        }
+    );
+    assert!(decks.classic.iter().all(|c| c.dark.is_none()));
+}
+
+#[tokio::test]
+async fn seats_are_joined_once_and_the_game_starts_when_all_are_taken() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let game = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options(pb::Ruleset::Flip, 3)),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let open = client
+        .list_games(pb::ListGamesRequest {
+            open_only: true,
+            page_size: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(open.games.len(), 1);
+    let join = |seat: Option<u32>| pb::JoinGameRequest {
+        game: game.name.clone(),
+        seat,
+        player_name: "ann".into(),
+    };
+    let first = client.join_game(join(Some(1))).await.unwrap().into_inner();
+    let status = client.join_game(join(Some(1))).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::FailedPrecondition, "SEAT_TAKEN")
+    );
+    let status = client.join_game(join(Some(5))).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::InvalidArgument, "NO_SUCH_SEAT")
+    );
+    let status = client
+        .start_game(authed(
+            pb::StartGameRequest {
+                game: game.name.clone(),
+            },
+            &first.seat_token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&status), "SEATS_OPEN");
+    assert_eq!(
+        client
+            .join_game(join(None))
+            .await
+            .unwrap()
+            .into_inner()
+            .seat,
+        0
+    );
+    assert_eq!(
+        client
+            .join_game(join(None))
+            .await
+            .unwrap()
+            .into_inner()
+            .seat,
+        2
+    );
+    let status = client.join_game(join(None)).await.unwrap_err();
+    assert_eq!(reason(&status), "NO_OPEN_SEAT");
+    let status = client
+        .start_game(pb::StartGameRequest {
+            game: game.name.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    let started = client
+        .start_game(authed(
+            pb::StartGameRequest {
+                game: game.name.clone(),
+            },
+            &first.seat_token,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(started.game.unwrap().status, pb::GameStatus::Playing as i32);
+    let open = client
+        .list_games(pb::ListGamesRequest {
+            open_only: true,
+            page_size: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(open.games.is_empty());
+    let status = client
+        .export_game(pb::ExportGameRequest {
+            game: game.name.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::PermissionDenied, "GAME_NOT_FINISHED")
+    );
+    let export = client
+        .export_game(authed(
+            pb::ExportGameRequest {
+                game: game.name.clone(),
+            },
+            ADMIN,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(export.events[0].json.contains("game_created"));
+}
+
+#[tokio::test]
+async fn a_seat_that_leaves_is_played_by_the_server() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    let left = client
+        .leave_game(authed(
+            pb::LeaveGameRequest { game: game.clone() },
+            &tokens[1],
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(left.game.unwrap().seats[1].played_by_server);
+    for _ in 0..5000 {
+        let v = view(&mut client, &game, Some(&tokens[0])).await;
+        if v.awaiting == pb::Awaiting::MatchOver as i32 {
+            return;
+        }
+        assert_eq!(v.turn, 0, "the server moves for seat 1 at once");
+        let action = v
+            .legal_actions
+            .iter()
+            .find(|a| !matches!(a.kind, Some(pb::action::Kind::CatchUno(_))))
+            .copied()
+            .unwrap();
+        submit(&mut client, &game, &tokens[0], action)
+            .await
+            .unwrap();
+    }
+    panic!("the game did not end");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_expired_turn_timer_draws_and_keeps_for_the_seat() {
+    let games = Games::new(Arc::new(MemoryStore::new()), Config::default());
+    let options = pb::GameOptions {
+        turn_timer_seconds: 30,
+        first_dealer: Some(0),
+        ..options(pb::Ruleset::Classic, 2)
+    };
+    let created = games.create(&options, false).unwrap();
+    let handle = games.get(&created.name).unwrap();
+    games.join(&handle, Some(0), "a").await.unwrap();
+    games.join(&handle, Some(1), "b").await.unwrap();
+    games.start(&handle).await.unwrap();
+    let before = games.view(&handle, Viewer::Spectator).await.unwrap();
+    assert!(
+        before.turn_deadline.is_some(),
+        "the deadline is part of every view"
+    );
+    let seat = before.turn as usize;
+    let cards = before.players[seat].card_count;
+    let waiting_for_color = before.awaiting == pb::Awaiting::ChooseColor as i32;
+    tokio::time::sleep(Duration::from_secs(29)).await;
+    assert_eq!(
+        games
+            .view(&handle, Viewer::Spectator)
+            .await
+            .unwrap()
+            .version,
+        before.version,
+        "not yet"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = games.view(&handle, Viewer::Spectator).await.unwrap();
+    assert!(
+        after.version > before.version,
+        "the server moved for the seat"
+    );
+    if waiting_for_color {
+        assert_ne!(after.color, pb::Color::Unspecified as i32);
+    } else {
+        // Drew one card, kept it: the turn passed.
+        assert_eq!(after.players[seat].card_count, cards + 1);
+        assert_ne!(after.awaiting, pb::Awaiting::PlayOrKeepDrawn as i32);
+    }
+}

@@ -1,1 +1,189 @@
-//! (to come)
+//! Streams: resume without gap or duplicate, heartbeats and the caught-up marker, slow
+//! subscribers, and the firehose.
+
+use std::time::Duration;
+
+use unoflip::proto as pb;
+use unoflip::proto::subscribe_response::Kind;
+use unoflip::service::Config;
+
+use super::games::{drain, open_stream};
+use super::harness::*;
+
+/// Plays `n` moves (the turn seat's first listed non-catch action).
+async fn play_moves(client: &mut Client, game: &str, tokens: &[String], n: usize) {
+    for _ in 0..n {
+        let v = view(client, game, None).await;
+        if v.awaiting == pb::Awaiting::MatchOver as i32 {
+            return;
+        }
+        let token = &tokens[v.turn as usize];
+        let legal = view(client, game, Some(token)).await.legal_actions;
+        let action = legal
+            .iter()
+            .find(|a| {
+                !matches!(
+                    a.kind,
+                    Some(pb::action::Kind::CatchUno(_) | pb::action::Kind::CallUno(_))
+                )
+            })
+            .copied()
+            .unwrap();
+        submit(client, game, token, action).await.unwrap();
+    }
+}
+
+async fn next_event(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> pb::SubscribeResponse {
+    tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_dropped_stream_resumes_from_its_last_event_without_gap_or_duplicate() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 3)).await;
+    play_moves(&mut client, &game, &tokens, 5).await;
+    let mut stream = open_stream(&mut client, &game, Some(&tokens[0]), 0).await;
+    let mut table = None;
+    let n = game_version(&mut client, &game).await;
+    drain(&mut stream, &mut table, Some(0), n).await;
+    drop(stream);
+    play_moves(&mut client, &game, &tokens, 6).await;
+    let now = game_version(&mut client, &game).await;
+    assert!(now > n);
+    let mut resumed = open_stream(&mut client, &game, Some(&tokens[0]), n).await;
+    let mut versions = Vec::new();
+    loop {
+        match next_event(&mut resumed).await.kind.unwrap() {
+            Kind::Event(e) => versions.push(e.version),
+            Kind::CaughtUp(c) => {
+                assert_eq!(c.version, now);
+                break;
+            }
+            Kind::View(_) => panic!("no view unless asked"),
+            Kind::Heartbeat(_) => {}
+        }
+    }
+    assert_eq!(versions, (n + 1..=now).collect::<Vec<_>>());
+    // The resumed stream folds on from the table kept before the drop.
+    let mut table = table;
+    let mut resumed = open_stream(&mut client, &game, Some(&tokens[0]), n).await;
+    drain(&mut resumed, &mut table, Some(0), now).await;
+    let v = view(&mut client, &game, Some(&tokens[0])).await;
+    assert_eq!(table.unwrap(), super::fold::Table::from_view(&v));
+}
+
+#[tokio::test]
+async fn an_idle_stream_sends_heartbeats_after_its_caught_up_marker() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
+    let mut stream = open_stream(&mut client, &game, Some(&tokens[1]), 0).await;
+    let first = next_event(&mut stream).await;
+    assert!(
+        matches!(first.kind, Some(Kind::View(_))),
+        "from 0 the stream starts with a view"
+    );
+    assert!(matches!(
+        next_event(&mut stream).await.kind,
+        Some(Kind::CaughtUp(_))
+    ));
+    assert!(matches!(
+        next_event(&mut stream).await.kind,
+        Some(Kind::Heartbeat(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_stuck_subscriber_never_blocks_the_game_and_catches_up_from_the_log() {
+    let server = server_with(Config {
+        stream_buffer: 1,
+        heartbeat: Duration::from_secs(60),
+        ..Config::default()
+    })
+    .await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    // Opened, then not read while the game goes on.
+    let mut stuck = open_stream(&mut client, &game, Some(&tokens[0]), 1).await;
+    play_moves(&mut client, &game, &tokens, 60).await;
+    let now = game_version(&mut client, &game).await;
+    let mut expected = 2;
+    while expected <= now {
+        if let Kind::Event(e) = next_event(&mut stuck).await.kind.unwrap() {
+            assert_eq!(e.version, expected);
+            expected += 1;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_firehose_streams_every_games_public_events_with_resume() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (a, a_tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    let (b, b_tokens) = started(&mut client, options(pb::Ruleset::Classic, 3)).await;
+    play_moves(&mut client, &a, &a_tokens, 3).await;
+    play_moves(&mut client, &b, &b_tokens, 3).await;
+    let total = game_version(&mut client, &a).await + game_version(&mut client, &b).await;
+    let read = |after: u64| {
+        let mut client = client.clone();
+        async move {
+            let mut stream = client
+                .subscribe_all(pb::SubscribeAllRequest {
+                    after_position: after,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let mut got = Vec::new();
+            loop {
+                let m = tokio::time::timeout(Duration::from_secs(10), stream.message())
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .unwrap();
+                match m.kind.unwrap() {
+                    pb::subscribe_all_response::Kind::Event(e) => got.push(e),
+                    pb::subscribe_all_response::Kind::CaughtUp(c) => {
+                        assert_eq!(c.version, total);
+                        return got;
+                    }
+                    pb::subscribe_all_response::Kind::Heartbeat(_) => {}
+                }
+            }
+        }
+    };
+    let all = read(0).await;
+    assert_eq!(
+        all.iter().map(|e| e.position).collect::<Vec<_>>(),
+        (1..=total).collect::<Vec<_>>()
+    );
+    for name in [&a, &b] {
+        let versions: Vec<u64> = all
+            .iter()
+            .filter(|e| &e.game == name)
+            .map(|e| e.event.as_ref().unwrap().version)
+            .collect();
+        assert_eq!(
+            versions,
+            (1..=versions.len() as u64).collect::<Vec<_>>(),
+            "each game in order"
+        );
+    }
+    for e in &all {
+        match &e.event.as_ref().unwrap().kind {
+            Some(pb::event::Kind::CardsDrawn(d)) => {
+                assert!(d.cards.is_empty(), "public projection")
+            }
+            Some(pb::event::Kind::RoundStarted(r)) => assert!(r.hand.is_empty()),
+            _ => {}
+        }
+    }
+    let resumed = read(7).await;
+    assert_eq!(resumed, all[7..].to_vec());
+}
