@@ -70,7 +70,6 @@ async fn a_dropped_stream_resumes_from_its_last_event_without_gap_or_duplicate()
     }
     assert_eq!(versions, (n + 1..=now).collect::<Vec<_>>());
     // The resumed stream folds on from the table kept before the drop.
-    let mut table = table;
     let mut resumed = open_stream(&mut client, &game, Some(&tokens[0]), n).await;
     drain(&mut resumed, &mut table, Some(0), now).await;
     let v = view(&mut client, &game, Some(&tokens[0])).await;
