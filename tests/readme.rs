@@ -1,0 +1,79 @@
+//! The README's buf curl session runs against a real server, so the README cannot drift. It needs
+//! the buf CLI (`.ci/run` installs it); without it the test says so and skips.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use unoflip::service::{self, Config, Games, Limits};
+use unoflip::store::MemoryStore;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The buf CLI: `$BUF`, then `buf` on the PATH, then the copy `.ci/run` installs.
+fn find_buf() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BUF") {
+        return Some(PathBuf::from(path));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("buf"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        let local = root().join("target/buf/node_modules/.bin/buf");
+        local.is_file().then_some(local)
+    })
+}
+
+#[test]
+fn the_readme_shows_the_session_script_verbatim() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let script = std::fs::read_to_string(root().join("examples/session.sh")).unwrap();
+    assert!(
+        readme.contains(&script),
+        "README.md must show examples/session.sh exactly"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_session_plays_a_move_with_buf_curl() {
+    let Some(buf) = find_buf() else {
+        eprintln!(
+            "SKIPPED: the buf CLI was not found (set BUF, put buf on PATH, or run .ci/run); the README session was not run"
+        );
+        return;
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let games = Games::new(Arc::new(MemoryStore::new()), Config::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(service::serve(listener, games, Limits::default(), async {
+        let _ = stopped.await;
+    }));
+    let mut path =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect::<Vec<_>>();
+    path.insert(0, buf.parent().unwrap().to_path_buf());
+    let output = tokio::process::Command::new("bash")
+        .arg("examples/session.sh")
+        .current_dir(root())
+        .env("ADDR", format!("http://{addr}"))
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("my legal actions: ["), "{stdout}");
+    assert!(
+        stdout.contains("\"events\""),
+        "the move was answered with its events: {stdout}"
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
