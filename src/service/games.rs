@@ -738,7 +738,7 @@ async fn run_timer(games: Weak<Games>, handle: Weak<GameHandle>) {
     }
 }
 
-fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_types::Timestamp> {
+pub(crate) fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_types::Timestamp> {
     let deadline = deadline?;
     let left = deadline.saturating_duration_since(Instant::now());
     let at = SystemTime::now() + left;

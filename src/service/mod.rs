@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, ExposeHeaders};
 
@@ -54,6 +55,14 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // Small messages go out at once: without TCP_NODELAY, Nagle's algorithm and delayed ACKs
+    // hold each event back by up to 40 ms.
+    let incoming = TcpListenerStream::new(listener).map(|socket| {
+        if let Ok(socket) = &socket {
+            let _ = socket.set_nodelay(true);
+        }
+        socket
+    });
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<UnoFlipServiceServer<Service>>().await;
     let reflection = || {
@@ -85,7 +94,7 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     Ok(())
 }

@@ -71,7 +71,7 @@ async fn game_stream(
     let mut caught_up = false;
     loop {
         version_rx.borrow_and_update();
-        let (batch, options) = {
+        let (batch, options, deadline) = {
             let entry = handle.entry.lock().await;
             let start = usize::try_from(cursor).unwrap_or(usize::MAX);
             (
@@ -81,8 +81,10 @@ async fn game_stream(
                     .map(<[Event]>::to_vec)
                     .unwrap_or_default(),
                 entry.options.clone(),
+                entry.deadline,
             )
         };
+        let fresh = !batch.is_empty();
         if from_now && view_due && !batch.is_empty() {
             after = cursor + batch.len() as u64;
         }
@@ -107,6 +109,18 @@ async fn game_stream(
             if cursor > after {
                 let seen = convert::event(cursor, &project(game, &event, viewer), &options);
                 send(Kind::Event(seen)).await?;
+            }
+        }
+        if let (true, Viewer::Seat(seat), Some(game)) = (fresh && cursor >= after, viewer, &replica)
+        {
+            let legal = game.legal_actions(seat);
+            if !legal.is_empty() {
+                let prompt = pb::Prompt {
+                    version: cursor,
+                    legal_actions: legal.into_iter().map(convert::action).collect(),
+                    turn_deadline: super::games::deadline_timestamp(deadline),
+                };
+                send(Kind::Prompt(prompt)).await?;
             }
         }
         if !caught_up && cursor >= after && !(view_due && from_now) {

@@ -52,7 +52,7 @@ pub async fn drain(
                 table.as_mut().expect("a view comes first").apply(&e, me);
                 seen.push(e);
             }
-            Kind::Heartbeat(_) | Kind::CaughtUp(_) => {}
+            Kind::Heartbeat(_) | Kind::CaughtUp(_) | Kind::Prompt(_) => {}
         }
     }
     seen

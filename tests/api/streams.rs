@@ -65,7 +65,7 @@ async fn a_dropped_stream_resumes_from_its_last_event_without_gap_or_duplicate()
                 break;
             }
             Kind::View(_) => panic!("no view unless asked"),
-            Kind::Heartbeat(_) => {}
+            Kind::Heartbeat(_) | Kind::Prompt(_) => {}
         }
     }
     assert_eq!(versions, (n + 1..=now).collect::<Vec<_>>());
@@ -185,4 +185,49 @@ async fn the_firehose_streams_every_games_public_events_with_resume() {
     }
     let resumed = read(7).await;
     assert_eq!(resumed, all[7..].to_vec());
+}
+
+#[tokio::test]
+async fn a_seat_stream_prompts_the_seat_with_its_legal_actions_when_it_may_act() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    let turn = view(&mut client, &game, None).await.turn as usize;
+    let mut stream = open_stream(&mut client, &game, Some(&tokens[turn]), 0).await;
+    let prompt = loop {
+        if let Kind::Prompt(p) = next_event(&mut stream).await.kind.unwrap() {
+            break p;
+        }
+    };
+    let v = view(&mut client, &game, Some(&tokens[turn])).await;
+    assert_eq!(
+        (prompt.version, prompt.legal_actions.clone()),
+        (v.version, v.legal_actions)
+    );
+    // Acting on the prompt alone, with its version as the expected one, is accepted.
+    let answer = client
+        .submit_action(authed(
+            pb::SubmitActionRequest {
+                game: game.clone(),
+                action: Some(prompt.legal_actions[0]),
+                request_id: String::new(),
+                expected_version: Some(prompt.version),
+            },
+            &tokens[turn],
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answer.version > prompt.version);
+    // The other seat is never prompted while it may not act.
+    let mut other = open_stream(&mut client, &game, Some(&tokens[1 - turn]), 1).await;
+    let now = game_version(&mut client, &game).await;
+    let other_view = view(&mut client, &game, Some(&tokens[1 - turn])).await;
+    loop {
+        match next_event(&mut other).await.kind.unwrap() {
+            Kind::Prompt(p) => assert!(!other_view.legal_actions.is_empty() || p.version < now),
+            Kind::CaughtUp(_) => break,
+            _ => {}
+        }
+    }
 }
