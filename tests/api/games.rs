@@ -191,6 +191,7 @@ async fn play_whole_game(ruleset: pb::Ruleset, seed: u64) {
         actions += 1;
         assert!(actions < 5000, "the game ends");
     }
+    assert!(actions >= 10, "a whole game takes moves");
     let finished = client
         .get_game(pb::GetGameRequest { name: game.clone() })
         .await
@@ -209,13 +210,17 @@ async fn play_whole_game(ruleset: pb::Ruleset, seed: u64) {
 }
 
 #[tokio::test]
-async fn four_seats_play_a_whole_uno_flip_game() {
-    play_whole_game(pb::Ruleset::Flip, 1).await;
+async fn four_seats_play_whole_uno_flip_games() {
+    for seed in 0..10 {
+        play_whole_game(pb::Ruleset::Flip, seed).await;
+    }
 }
 
 #[tokio::test]
-async fn four_seats_play_a_whole_classic_game() {
-    play_whole_game(pb::Ruleset::Classic, 2).await;
+async fn four_seats_play_whole_classic_games() {
+    for seed in 0..10 {
+        play_whole_game(pb::Ruleset::Classic, seed).await;
+    }
 }
 
 #[tokio::test]
