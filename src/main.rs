@@ -57,6 +57,9 @@ enum Command {
         /// Seconds a unary call may take.
         #[arg(long, env = "UNOFLIP_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
         request_timeout_secs: u64,
+        /// Requests per second one connection may send (0: no limit).
+        #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
+        rate_limit: u64,
     },
 }
 
@@ -78,6 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             max_games,
             concurrency_per_connection,
             request_timeout_secs,
+            rate_limit,
         } => {
             let store = match store {
                 StoreKind::Memory => Arc::new(MemoryStore::new()),
@@ -91,6 +95,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             let limits = Limits {
                 concurrency_per_connection,
                 request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
+                requests_per_second_per_connection: rate_limit,
             };
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!(address = %listener.local_addr()?, "unoflip serving");

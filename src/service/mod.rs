@@ -4,11 +4,13 @@
 //! - `games`: games, seats, tokens, moves, server-played seats, turn timers.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
+//! - `limit`: the request rate limit per connection.
 
 mod convert;
 mod error;
 mod games;
 mod handlers;
+mod limit;
 mod stream;
 
 use std::future::Future;
@@ -23,6 +25,7 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, Expos
 pub use error::{ERROR_DOMAIN, ServiceError};
 pub use games::{Config, GameHandle, Games, server_move, timeout_move};
 pub use handlers::Service;
+pub use limit::RateLimitLayer;
 
 use crate::proto::uno_flip_service_server::UnoFlipServiceServer;
 
@@ -36,6 +39,8 @@ pub struct Limits {
     pub concurrency_per_connection: usize,
     /// Longest time a unary call may take.
     pub request_timeout: Duration,
+    /// Requests per second one connection may send (0: no limit).
+    pub requests_per_second_per_connection: u64,
 }
 
 impl Default for Limits {
@@ -43,6 +48,7 @@ impl Default for Limits {
         Limits {
             concurrency_per_connection: 256,
             request_timeout: Duration::from_secs(30),
+            requests_per_second_per_connection: 0,
         }
     }
 }
@@ -90,6 +96,10 @@ pub async fn serve(
         .timeout(limits.request_timeout)
         .layer(cors)
         .layer(tonic_web::GrpcWebLayer::new())
+        .layer(tower::util::option_layer(
+            (limits.requests_per_second_per_connection > 0)
+                .then(|| RateLimitLayer::new(limits.requests_per_second_per_connection)),
+        ))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
