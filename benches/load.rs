@@ -71,6 +71,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             &format!("127.0.0.1:{port}"),
             "--max-games",
             "1000000",
+            "--rate-limit",
+            "0",
         ])
         .env("RUST_LOG", "warn")
         .spawn()?;
