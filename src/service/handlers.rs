@@ -27,6 +27,20 @@ impl Service {
     }
 }
 
+impl Service {
+    /// The seat a token holds, or a spectator without a token.
+    async fn viewer(
+        &self,
+        handle: &super::games::GameHandle,
+        token: Option<&str>,
+    ) -> Result<Viewer, ServiceError> {
+        match token {
+            Some(t) => Ok(Viewer::Seat(self.games.seat_of(handle, Some(t)).await?)),
+            None => Ok(Viewer::Spectator),
+        }
+    }
+}
+
 /// The bearer token of a request, if any.
 fn token<T>(request: &Request<T>) -> Option<String> {
     let value = request.metadata().get("authorization")?.to_str().ok()?;
@@ -57,11 +71,13 @@ impl UnoFlipService for Service {
         };
         let game = self.games.create(&options, admin)?;
         tracing::info!(game = %game.name, seats = options.seats, "game created");
-        if options.bot_seats.len() == options.seats as usize {
+        // A table of server-played seats only has nobody to start it: it starts at once.
+        let game = if game.seats.iter().all(|s| s.taken) {
             let handle = self.games.get(&game.name)?;
-            let game = self.games.start(&handle).await?;
-            return Ok(Response::new(pb::CreateGameResponse { game: Some(game) }));
-        }
+            self.games.start(&handle).await?
+        } else {
+            game
+        };
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
 
@@ -135,10 +151,7 @@ impl UnoFlipService for Service {
     async fn get_view(&self, request: Request<pb::GetViewRequest>) -> Answer<pb::GetViewResponse> {
         let token = token(&request);
         let handle = self.games.get(&request.get_ref().game)?;
-        let viewer = match token {
-            Some(t) => Viewer::Seat(self.games.seat_of(&handle, Some(&t)).await?),
-            None => Viewer::Spectator,
-        };
+        let viewer = self.viewer(&handle, token.as_deref()).await?;
         Ok(Response::new(pb::GetViewResponse {
             view: Some(self.games.view(&handle, viewer).await?),
         }))
@@ -164,10 +177,7 @@ impl UnoFlipService for Service {
         let token = token(&request);
         let r = request.into_inner();
         let handle = self.games.get(&r.game)?;
-        let viewer = match token {
-            Some(t) => Viewer::Seat(self.games.seat_of(&handle, Some(&t)).await?),
-            None => Viewer::Spectator,
-        };
+        let viewer = self.viewer(&handle, token.as_deref()).await?;
         let stream = stream::subscribe(
             self.games.clone(),
             handle,

@@ -181,3 +181,31 @@ pub async fn game_version(client: &mut Client, game: &str) -> u64 {
         .unwrap()
         .version
 }
+
+/// Plays `seat` until the match ends, every other seat being played by the server: each time
+/// the view comes back, it must be `seat`'s move. Plays a card when it can.
+pub async fn play_alone_to_the_end(client: &mut Client, game: &str, token: &str, seat: u32) {
+    for _ in 0..5000 {
+        let v = view(client, game, Some(token)).await;
+        if v.awaiting == pb::Awaiting::MatchOver as i32 {
+            return;
+        }
+        assert_eq!(
+            v.turn, seat,
+            "the server moves for every other seat at once"
+        );
+        let action = v
+            .legal_actions
+            .iter()
+            .find(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
+            .or_else(|| {
+                v.legal_actions
+                    .iter()
+                    .find(|a| !matches!(a.kind, Some(pb::action::Kind::CatchUno(_))))
+            })
+            .copied()
+            .unwrap();
+        submit(client, game, token, action).await.unwrap();
+    }
+    panic!("the game did not end");
+}
