@@ -10,7 +10,8 @@ GAME=$(call -d '{"options": {"seats": 2, "botSeats": [1], "singleRound": true}}'
 TOKEN=$(call -d "{\"game\": \"$GAME\"}" "$API/JoinGame" | pick '["seatToken"]')
 AUTH="Authorization: Bearer $TOKEN"
 call -H "$AUTH" -d "{\"game\": \"$GAME\"}" "$API/StartGame" > /dev/null
-VIEW=$(call -H "$AUTH" -d "{\"game\": \"$GAME\"}" "$API/GetView")
+# The bot may move first (after the server's bot delay): wait until I have something to do.
+until VIEW=$(call -H "$AUTH" -d "{\"game\": \"$GAME\"}" "$API/GetView") && [[ $VIEW == *legalActions* ]]; do sleep 0.5; done
 echo "my legal actions: $(echo "$VIEW" | pick '["view"]["legalActions"]')"
 ACTION=$(echo "$VIEW" | pick '["view"]["legalActions"][0]')
 call -H "$AUTH" -d "{\"game\": \"$GAME\", \"action\": $ACTION}" "$API/SubmitAction"

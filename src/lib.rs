@@ -6,9 +6,12 @@
 //! - [`proto`]: the code generated from `proto/unoflip/v1/` (messages, client, server).
 //! - [`service`]: the gRPC service: games and seats, auth, per-viewer streams, `serve`.
 //! - [`store`]: the event store behind the service (in memory for now).
+//! - [`bots`]: built-in bots that play from a seat's view; [`arena`]: bot against bot.
 
 #![deny(clippy::unwrap_used)]
 
+pub mod arena;
+pub mod bots;
 pub mod rules;
 pub mod service;
 pub mod store;

@@ -9,6 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use unoflip::arena::{self, ArenaConfig};
+use unoflip::bots::Level;
+use unoflip::rules::Ruleset;
 use unoflip::service::{self, Config, Games, Limits};
 use unoflip::store::MemoryStore;
 
@@ -29,8 +32,36 @@ enum StoreKind {
     Memory,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum RulesetArg {
+    /// UNO Flip.
+    Flip,
+    /// Classic UNO.
+    Classic,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Plays games between bot levels in process and prints each level's round win rate and
+    /// average score with 95% confidence intervals.
+    Arena {
+        /// Games (single rounds) to play.
+        #[arg(long, default_value_t = 10_000)]
+        games: usize,
+        /// UNO Flip or classic.
+        #[arg(long, value_enum, default_value = "flip")]
+        ruleset: RulesetArg,
+        /// One bot level per seat, comma separated; seats are rotated from game to game.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "heuristic,random,random,random"
+        )]
+        levels: Vec<Level>,
+        /// Seed of the shuffles and the bots' choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Runs the gRPC server (grpc-web and CORS included).
     Serve {
         /// Address to listen on.
@@ -57,6 +88,9 @@ enum Command {
         /// Seconds a unary call may take.
         #[arg(long, env = "UNOFLIP_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
         request_timeout_secs: u64,
+        /// Milliseconds a bot waits before each move, so that people can follow the game.
+        #[arg(long, env = "UNOFLIP_BOT_DELAY_MS", default_value_t = 800)]
+        bot_delay_ms: u64,
         /// Requests per second one connection may send (0: no limit).
         #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
         rate_limit: u64,
@@ -72,6 +106,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         )
         .init();
     match Cli::parse().command {
+        Command::Arena {
+            games,
+            ruleset,
+            levels,
+            seed,
+        } => arena(games, ruleset, levels, seed)?,
         Command::Serve {
             listen,
             admin_token,
@@ -82,6 +122,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             concurrency_per_connection,
             request_timeout_secs,
             rate_limit,
+            bot_delay_ms,
         } => {
             let store = match store {
                 StoreKind::Memory => Arc::new(MemoryStore::new()),
@@ -91,6 +132,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 heartbeat: Duration::from_secs(heartbeat_secs.max(1)),
                 stream_buffer,
                 max_games,
+                bot_delay: Duration::from_millis(bot_delay_ms),
             };
             let limits = Limits {
                 concurrency_per_connection,
@@ -108,6 +150,59 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .await?;
             tracing::info!("unoflip stopped");
         }
+    }
+    Ok(())
+}
+
+/// Runs the arena with a progress bar on stderr and prints the table on stdout.
+fn arena(
+    games: usize,
+    ruleset: RulesetArg,
+    levels: Vec<Level>,
+    seed: u64,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let ruleset = match ruleset {
+        RulesetArg::Flip => Ruleset::Flip,
+        RulesetArg::Classic => Ruleset::Classic,
+    };
+    let bar = indicatif::ProgressBar::new(games as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games, {per_sec}, eta {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let config = ArenaConfig {
+        ruleset,
+        levels: levels.clone(),
+        games,
+        seed,
+    };
+    let report = arena::run(&config, |done| {
+        if done % 100 == 0 || done == games {
+            bar.set_position(done as u64);
+        }
+    })?;
+    bar.finish_and_clear();
+    let names: Vec<&str> = levels.iter().map(|l| l.name()).collect();
+    println!(
+        "{games} games of {ruleset:?}, seats {} (rotated), seed {seed}",
+        names.join(",")
+    );
+    println!(
+        "{:<10} {:>10} {:>9} {:>19} {:>10} {:>21}",
+        "level", "seat-games", "win rate", "95% CI", "avg score", "95% CI"
+    );
+    for l in &report.levels {
+        println!(
+            "{:<10} {:>10} {:>8.2}% {:>8.2}% .. {:>6.2}% {:>10.1} {:>9.1} .. {:>9.1}",
+            l.level.name(),
+            l.seat_games,
+            100.0 * l.win_rate,
+            100.0 * l.win_rate_ci.0,
+            100.0 * l.win_rate_ci.1,
+            l.mean_score,
+            l.mean_score_ci.0,
+            l.mean_score_ci.1
+        );
     }
     Ok(())
 }

@@ -47,7 +47,11 @@ async fn the_readme_session_plays_a_move_with_buf_curl() {
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let games = Games::new(Arc::new(MemoryStore::new()), Config::default());
+    let config = Config {
+        bot_delay: std::time::Duration::from_millis(300),
+        ..Config::default()
+    };
+    let games = Games::new(Arc::new(MemoryStore::new()), config);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(service::serve(listener, games, Limits::default(), async {
         let _ = stopped.await;

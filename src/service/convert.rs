@@ -166,6 +166,20 @@ pub fn ruleset_from(value: i32) -> Result<Ruleset, ServiceError> {
     }
 }
 
+/// Protobuf bot level to domain (unspecified is the heuristic bot).
+pub fn bot_level_from(value: i32) -> Result<crate::bots::Level, ServiceError> {
+    match pb::BotLevel::try_from(value) {
+        Ok(pb::BotLevel::Unspecified | pb::BotLevel::Heuristic) => {
+            Ok(crate::bots::Level::Heuristic)
+        }
+        Ok(pb::BotLevel::Random) => Ok(crate::bots::Level::Random),
+        Err(_) => Err(ServiceError::invalid(
+            "UNKNOWN_BOT_LEVEL",
+            format!("options.bot_level: no bot level {value}"),
+        )),
+    }
+}
+
 /// Protobuf scoring options to domain `Options` (target 0 means the default).
 pub fn options_from(o: &pb::GameOptions) -> Result<Options, ServiceError> {
     let scoring = match pb::Scoring::try_from(o.scoring) {

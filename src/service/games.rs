@@ -15,10 +15,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::bots::{self, Level};
 use crate::proto as pb;
-use crate::rules::{
-    Action, Color, Event, Game, Phase, Seat, Setup, Viewer, decide, encode, project,
-};
+use crate::rules::{Action, Event, Game, Phase, Seat, Setup, Viewer, decide, encode, project};
 use crate::store::EventStore;
 
 use super::convert;
@@ -35,6 +34,8 @@ pub struct Config {
     pub stream_buffer: usize,
     /// Games kept at once; creating more is refused.
     pub max_games: usize,
+    /// How long a server-played seat waits before each move, so that people can follow.
+    pub bot_delay: Duration,
 }
 
 impl Default for Config {
@@ -44,6 +45,7 @@ impl Default for Config {
             heartbeat: Duration::from_secs(15),
             stream_buffer: 256,
             max_games: 100_000,
+            bot_delay: Duration::ZERO,
         }
     }
 }
@@ -69,6 +71,7 @@ pub(crate) struct Entry {
     /// Every event, event `n` at index `n - 1`.
     pub(crate) log: Vec<Event>,
     rng: StdRng,
+    bot_level: Level,
     requests: HashMap<(Seat, String), pb::SubmitActionResponse>,
     /// When the seat to move runs out of time.
     pub(crate) deadline: Option<Instant>,
@@ -110,52 +113,6 @@ fn new_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     hex::encode(bytes)
-}
-
-/// The action the server takes for a seat it plays (a bot seat, or one whose player left):
-/// take penalties, declare the color it holds most of, play the first playable card (calling
-/// UNO), otherwise draw, then play the drawn card if it can or keep it. A stand-in until the
-/// built-in bots arrive.
-pub fn server_move(game: &Game, seat: Seat) -> Option<Action> {
-    let legal = game.legal_actions(seat);
-    if legal.is_empty() || game.turn() != seat {
-        return None;
-    }
-    let favourite = {
-        let mut counts: HashMap<Color, usize> = HashMap::new();
-        for &c in game.hand(seat) {
-            if let Some(color) = game.face(c).color {
-                *counts.entry(color).or_default() += 1;
-            }
-        }
-        counts
-            .into_iter()
-            .max_by_key(|(c, n)| (*n, *c))
-            .map(|(c, _)| c)
-    };
-    let preferred = |a: &&Action| match a {
-        Action::Play { color, uno, .. } => {
-            (color.is_none() || *color == favourite || favourite.is_none()) && {
-                *uno || game.hand(seat).len() != 2
-            }
-        }
-        Action::ChooseColor { color } => favourite.is_none_or(|f| f == *color),
-        _ => false,
-    };
-    legal
-        .iter()
-        .find(preferred)
-        .or_else(|| {
-            legal
-                .iter()
-                .find(|a| matches!(a, Action::Play { .. } | Action::ChooseColor { .. }))
-        })
-        .or_else(|| {
-            legal
-                .iter()
-                .find(|a| matches!(a, Action::Accept | Action::Draw | Action::Keep))
-        })
-        .copied()
 }
 
 /// What the server does when a seat's turn timer runs out (SERVICE.md): take a pending penalty
@@ -340,6 +297,7 @@ impl Games {
             game: None,
             log: Vec::new(),
             rng: StdRng::from_rng(&mut rand::rng()),
+            bot_level: convert::bot_level_from(options.bot_level)?,
             requests: HashMap::new(),
             deadline: None,
         };
@@ -477,9 +435,11 @@ impl Games {
         }
         debug_assert_eq!(entry.game.as_ref(), Some(&game));
         self.after_moves(handle, &mut entry).await?;
-        if entry.timer.is_some() {
-            tokio::spawn(run_timer(Arc::downgrade(self), Arc::downgrade(handle)));
-        }
+        tokio::spawn(run_clock(
+            Arc::downgrade(self),
+            Arc::downgrade(handle),
+            self.config.bot_delay,
+        ));
         Ok(game_message(&handle.name, &entry))
     }
 
@@ -644,33 +604,77 @@ impl Games {
         Ok(seen)
     }
 
-    /// Plays the seats the server plays until a person is to move.
+    /// The server-played seat whose move the game waits for, if any.
+    fn server_seat_to_move(entry: &Entry) -> Option<Seat> {
+        let game = entry.game.as_ref()?;
+        let seat = game.turn();
+        (!game.is_over() && entry.seats.get(seat).is_some_and(|s| s.server_played)).then_some(seat)
+    }
+
+    /// One move of the server-played seat to move, chosen by its bot from that seat's view.
+    /// Returns whether a move was made.
+    async fn server_step(
+        &self,
+        handle: &Arc<GameHandle>,
+        entry: &mut Entry,
+    ) -> Result<bool, ServiceError> {
+        let Some(seat) = Self::server_seat_to_move(entry) else {
+            return Ok(false);
+        };
+        let Entry {
+            game,
+            rng,
+            bot_level,
+            ..
+        } = &mut *entry;
+        let Some(game) = game.as_ref() else {
+            return Ok(false);
+        };
+        let Some(action) = bots::choose(*bot_level, &game.view(Viewer::Seat(seat)), rng) else {
+            return Ok(false);
+        };
+        let events = decide(game, seat, action, rng)?;
+        self.commit(handle, entry, events, None).await?;
+        Ok(true)
+    }
+
+    /// Without a bot delay, plays the server's seats until a person is to move; with one, the
+    /// game's clock task plays them one move at a time.
     async fn after_moves(
         &self,
         handle: &Arc<GameHandle>,
         entry: &mut Entry,
     ) -> Result<(), ServiceError> {
+        if entry.game.as_ref().is_some_and(Game::is_over) {
+            entry.deadline = None;
+        }
+        if !self.config.bot_delay.is_zero() {
+            return Ok(());
+        }
         for _ in 0..100_000 {
-            let Some(game) = &entry.game else {
-                return Ok(());
-            };
-            if game.is_over() {
-                entry.deadline = None;
-                return Ok(());
+            if !self.server_step(handle, entry).await? {
+                break;
             }
-            let seat = game.turn();
-            if !entry.seats.get(seat).is_some_and(|s| s.server_played) {
-                return Ok(());
-            }
-            let Some(action) = server_move(game, seat) else {
-                return Ok(());
-            };
-            let Entry { game, rng, .. } = &mut *entry;
-            let Some(game) = game.as_ref() else {
-                return Ok(());
-            };
-            let events = decide(game, seat, action, rng)?;
-            self.commit(handle, entry, events, None).await?;
+        }
+        if entry.game.as_ref().is_some_and(Game::is_over) {
+            entry.deadline = None;
+        }
+        Ok(())
+    }
+
+    /// A delayed server move, if `version` is still the game's version.
+    async fn delayed_server_move(
+        &self,
+        handle: &Arc<GameHandle>,
+        version: u64,
+    ) -> Result<(), ServiceError> {
+        let mut entry = handle.entry.lock().await;
+        if entry.log.len() as u64 != version {
+            return Ok(());
+        }
+        self.server_step(handle, &mut entry).await?;
+        if entry.game.as_ref().is_some_and(Game::is_over) {
+            entry.deadline = None;
         }
         Ok(())
     }
@@ -704,29 +708,46 @@ impl Games {
     }
 }
 
-/// The turn timer of one game: sleeps until the deadline unless a move comes first.
-async fn run_timer(games: Weak<Games>, handle: Weak<GameHandle>) {
+/// A game's clock: the turn timer, and the delayed moves of server-played seats. Sleeps until
+/// the next of them unless a move comes first; ends with the game.
+async fn run_clock(games: Weak<Games>, handle: Weak<GameHandle>, bot_delay: Duration) {
     loop {
         let Some(h) = handle.upgrade() else { return };
         let mut version_rx = h.version.subscribe();
-        let (version, deadline, over) = {
+        let (version, deadline, over, bot_due) = {
             let entry = h.entry.lock().await;
             (
                 entry.log.len() as u64,
                 entry.deadline,
                 entry.game.as_ref().is_none_or(Game::is_over),
+                Games::server_seat_to_move(&entry).is_some(),
             )
         };
         if over {
             return;
         }
         drop(h);
-        let Some(deadline) = deadline else { return };
+        let bot_at = (bot_due && !bot_delay.is_zero()).then(|| Instant::now() + bot_delay);
+        let wake = match (deadline, bot_at) {
+            (Some(d), Some(b)) => Some(d.min(b)),
+            (d, b) => d.or(b),
+        };
+        let sleep = async {
+            match wake {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            () = tokio::time::sleep_until(deadline) => {
+            () = sleep => {
                 let (Some(g), Some(h)) = (games.upgrade(), handle.upgrade()) else { return };
-                if let Err(e) = g.time_out(&h, version).await {
-                    tracing::warn!(game = %h.name, error = %e.message, "turn timer move failed");
+                let result = if bot_at.is_some_and(|b| b <= Instant::now()) {
+                    g.delayed_server_move(&h, version).await
+                } else {
+                    g.time_out(&h, version).await
+                };
+                if let Err(e) = result {
+                    tracing::warn!(game = %h.name, error = %e.message, "server move failed");
                 }
             }
             changed = version_rx.changed() => {

@@ -23,7 +23,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, ExposeHeaders};
 
 pub use error::{ERROR_DOMAIN, ServiceError};
-pub use games::{Config, GameHandle, Games, server_move, timeout_move};
+pub use games::{Config, GameHandle, Games, timeout_move};
 pub use handlers::Service;
 pub use limit::RateLimitLayer;
 

@@ -362,3 +362,64 @@ async fn a_connection_over_its_request_rate_is_refused_and_others_are_not() {
         .expect("another connection has its own budget");
     let _ = stop.send(());
 }
+
+#[tokio::test(start_paused = true)]
+async fn bots_move_after_the_bot_delay() {
+    let config = Config {
+        bot_delay: Duration::from_secs(2),
+        ..Config::default()
+    };
+    let games = Games::new(Arc::new(MemoryStore::new()), config);
+    let options = pb::GameOptions {
+        bot_seats: vec![1],
+        ..options(pb::Ruleset::Flip, 2)
+    };
+    let created = games.create(&options, false).unwrap();
+    let handle = games.get(&created.name).unwrap();
+    games.join(&handle, Some(0), "a").await.unwrap();
+    games.start(&handle).await.unwrap();
+    // Play seat 0 until the bot is to move.
+    for _ in 0..50 {
+        let v = games.view(&handle, Viewer::Seat(0)).await.unwrap();
+        if v.turn == 1 || v.awaiting == pb::Awaiting::MatchOver as i32 {
+            break;
+        }
+        use unoflip::rules::{Action, Color};
+        let seat_action = match pb::Awaiting::try_from(v.awaiting).unwrap() {
+            pb::Awaiting::Play => Action::Draw,
+            pb::Awaiting::PlayOrKeepDrawn => Action::Keep,
+            pb::Awaiting::Penalty => Action::Accept,
+            pb::Awaiting::ChooseColor if v.side == pb::Side::Dark as i32 => {
+                Action::ChooseColor { color: Color::Pink }
+            }
+            pb::Awaiting::ChooseColor => Action::ChooseColor { color: Color::Red },
+            _ => break,
+        };
+        games
+            .submit(&handle, 0, seat_action, "", None)
+            .await
+            .unwrap();
+    }
+    let before = games.view(&handle, Viewer::Spectator).await.unwrap();
+    assert_eq!(before.turn, 1, "the bot is to move");
+    tokio::time::sleep(Duration::from_millis(1900)).await;
+    assert_eq!(
+        games
+            .view(&handle, Viewer::Spectator)
+            .await
+            .unwrap()
+            .version,
+        before.version,
+        "not before the delay"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        games
+            .view(&handle, Viewer::Spectator)
+            .await
+            .unwrap()
+            .version
+            > before.version,
+        "the bot moved"
+    );
+}
