@@ -13,7 +13,8 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use unoflip::rules::*;
 
-/// Actions per game before the test calls it stuck.
+/// Steps within one round before the test calls it stuck (random rounds of two seats can take a
+/// few thousand).
 const MAX_STEPS: usize = 20_000;
 
 fn arbitrary_action(rng: &mut SmallRng, seats: usize) -> Action {
@@ -207,9 +208,14 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
     let (mut game, mut log) = Game::new(&setup, &mut rng).expect("valid setup");
     let eager = rng.random_bool(0.5);
     let mut steps = 0;
+    let mut round = game.round();
     while !game.is_over() {
+        if game.round() != round {
+            round = game.round();
+            steps = 0;
+        }
         steps += 1;
-        assert!(steps < MAX_STEPS, "the match did not end");
+        assert!(steps < MAX_STEPS, "round {round} did not end");
         assert_conserved(&game);
         // Sometimes an out-of-turn seat acts (UNO calls and catches).
         let seat = if rng.random_bool(0.2) {
