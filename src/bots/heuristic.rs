@@ -148,7 +148,7 @@ fn best_play(view: &View, hand: &[&CardView]) -> Option<Action> {
 }
 
 /// How much better the table is for us after a flip: our other side against our side now, and
-/// what a player about to go out would hold.
+/// what the opponents would hold after it (the faces we see of their hands now).
 fn flip_gain(view: &View, hand: &[&CardView], closest: usize) -> i32 {
     let side = view.side;
     let other = side.other();
@@ -163,10 +163,22 @@ fn flip_gain(view: &View, hand: &[&CardView], closest: usize) -> i32 {
             .count() as i32
     };
     let mut gain = (value(side) - value(other)) / 10 + 3 * (power(other) - power(side));
-    if closest <= 2 {
-        // A player close to going out holds, after a flip, the faces we see now: worth it when
-        // those are hard to play (actions and wilds are easy; plain numbers are not).
-        gain += 5;
+    let me = match view.viewer {
+        crate::rules::Viewer::Seat(s) => s,
+        crate::rules::Viewer::Spectator => usize::MAX,
+    };
+    // The opponent closest to going out: after a flip it holds the faces we see now. Plain numbers
+    // are harder to get rid of than actions and wilds, so a flip that hands it numbers helps us.
+    if let Some(rival) = view
+        .players
+        .iter()
+        .filter(|p| p.seat != me && !p.backs.is_empty())
+        .min_by_key(|p| p.cards)
+    {
+        let easy = rival.backs.iter().filter(|f| is_action(f.kind)).count() as i32;
+        let hard = rival.backs.len() as i32 - easy;
+        let weight = if closest <= 2 { 4 } else { 1 };
+        gain += weight * (hard - easy);
     }
     gain
 }
