@@ -1,0 +1,87 @@
+//! The event store: one trait, [`EventStore`], that the service appends every game's events to
+//! before it acknowledges a move. Appends name the version they expect the game to be at and fail
+//! with [`StoreError::Conflict`] otherwise, so two writers can never both append event N.
+//!
+//! Besides events, a store keeps each game's lobby record (options, seats, token hashes) so that a
+//! restarted server can rebuild every unfinished game.
+//!
+//! - [`MemoryStore`] (`memory.rs`): in memory (tests, and `serve --store memory`).
+//! - [`SqliteStore`] (`sqlite.rs`): an embedded SQLite file, the default of `unoflip serve`.
+
+mod memory;
+mod sqlite;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+
+use crate::rules::{DecodeError, Event};
+
+/// A boxed future, so the trait can be used as `dyn EventStore`.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Why an append or a read failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The game was not at the expected version.
+    #[error("game {game}: expected version {expected}, store is at {actual}")]
+    Conflict {
+        /// The game.
+        game: String,
+        /// The version the writer expected.
+        expected: u64,
+        /// The version in the store.
+        actual: u64,
+    },
+    /// A stored event could not be read.
+    #[error("game {game}, event {version}: {error}")]
+    Corrupt {
+        /// The game.
+        game: String,
+        /// The event's number.
+        version: u64,
+        /// What is wrong with it.
+        error: DecodeError,
+    },
+    /// The stored events of a game skip a number.
+    #[error("game {game}: event {expected} is missing (the next stored one is {found})")]
+    Gap {
+        /// The game.
+        game: String,
+        /// The number that should come next.
+        expected: u64,
+        /// The number found instead.
+        found: u64,
+    },
+    /// The backend failed.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Where games' events are kept. Versions count events from 1.
+pub trait EventStore: Send + Sync + 'static {
+    /// Appends `events` to `game`, which must hold exactly `expected` events. Returns the new
+    /// version. Durable when it returns.
+    fn append<'a>(
+        &'a self,
+        game: &'a str,
+        expected: u64,
+        events: &'a [Event],
+    ) -> StoreFuture<'a, u64>;
+
+    /// The events of `game` after version `after`, in order.
+    fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>>;
+
+    /// Creates or replaces `game`'s lobby record; `finished` games are not recovered.
+    fn save_game<'a>(
+        &'a self,
+        game: &'a str,
+        record: &'a str,
+        finished: bool,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Every unfinished game's name and lobby record, oldest first.
+    fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>>;
+}

@@ -1,0 +1,349 @@
+//! The embedded event store: one SQLite file (bundled SQLite, WAL, `synchronous=FULL`), nothing
+//! to install.
+//!
+//! One thread owns the connection. It takes every request waiting for it and commits all the
+//! appends among them in one transaction (group commit), so the cost of an fsync is shared by the
+//! moves of many games; each append is acknowledged only once that transaction is durable.
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use rusqlite::{Connection, params};
+use tokio::sync::oneshot;
+
+use super::{EventStore, StoreError, StoreFuture};
+use crate::rules::{Event, decode, encode};
+
+/// Requests taken together in one transaction at most.
+const MAX_BATCH: usize = 4096;
+
+type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+enum Command {
+    Append {
+        game: String,
+        expected: u64,
+        bodies: Vec<String>,
+        reply: Reply<u64>,
+    },
+    Read {
+        game: String,
+        after: u64,
+        reply: Reply<Vec<Event>>,
+    },
+    SaveGame {
+        game: String,
+        record: String,
+        finished: bool,
+        reply: Reply<()>,
+    },
+    Unfinished {
+        reply: Reply<Vec<(String, String)>>,
+    },
+}
+
+/// Events in an SQLite file.
+pub struct SqliteStore {
+    commands: mpsc::Sender<Command>,
+}
+
+fn unavailable(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    game TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (game, version)
+);
+CREATE TABLE IF NOT EXISTS games (
+    game TEXT PRIMARY KEY,
+    record TEXT NOT NULL,
+    finished INTEGER NOT NULL,
+    created INTEGER NOT NULL
+);
+";
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path`.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(unavailable)?;
+        }
+        let conn = Connection::open(path).map_err(unavailable)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(unavailable)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(unavailable)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(unavailable)?;
+        conn.execute_batch(SCHEMA).map_err(unavailable)?;
+        let (commands, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("unoflip-sqlite".into())
+            .spawn(move || writer(conn, rx))
+            .map_err(unavailable)?;
+        Ok(SqliteStore { commands })
+    }
+
+    async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(make(reply))
+            .map_err(|_| unavailable("the SQLite writer has stopped"))?;
+        answer
+            .await
+            .map_err(|_| unavailable("the SQLite writer has stopped"))?
+    }
+}
+
+impl EventStore for SqliteStore {
+    fn append<'a>(
+        &'a self,
+        game: &'a str,
+        expected: u64,
+        events: &'a [Event],
+    ) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let bodies = events.iter().map(encode).collect();
+            self.ask(|reply| Command::Append {
+                game: game.to_owned(),
+                expected,
+                bodies,
+                reply,
+            })
+            .await
+        })
+    }
+
+    fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
+        Box::pin(self.ask(move |reply| Command::Read {
+            game: game.to_owned(),
+            after,
+            reply,
+        }))
+    }
+
+    fn save_game<'a>(
+        &'a self,
+        game: &'a str,
+        record: &'a str,
+        finished: bool,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(self.ask(move |reply| Command::SaveGame {
+            game: game.to_owned(),
+            record: record.to_owned(),
+            finished,
+            reply,
+        }))
+    }
+
+    fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
+        Box::pin(self.ask(|reply| Command::Unfinished { reply }))
+    }
+}
+
+/// The writer thread: batches requests and commits their writes together.
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(c) => batch.push(c),
+                Err(_) => break,
+            }
+        }
+        let mut reads = Vec::new();
+        let mut done: Vec<Box<dyn FnOnce(Option<&StoreError>)>> = Vec::new();
+        let mut tx = match conn.transaction() {
+            Ok(tx) => tx,
+            Err(e) => {
+                fail_all(batch, &unavailable(e));
+                continue;
+            }
+        };
+        for command in batch {
+            match command {
+                Command::Append {
+                    game,
+                    expected,
+                    bodies,
+                    reply,
+                } => {
+                    let result = append(&mut tx, &game, expected, &bodies);
+                    done.push(Box::new(move |failed| {
+                        let _ = reply.send(match (failed, result) {
+                            (Some(e), Ok(_)) => Err(e.clone()),
+                            (_, r) => r,
+                        });
+                    }));
+                }
+                Command::SaveGame {
+                    game,
+                    record,
+                    finished,
+                    reply,
+                } => {
+                    let result = tx
+                        .execute(
+                            "INSERT INTO games (game, record, finished, created)
+                             VALUES (?1, ?2, ?3, strftime('%s','now'))
+                             ON CONFLICT (game) DO UPDATE SET record = ?2, finished = ?3",
+                            params![game, record, finished],
+                        )
+                        .map(|_| ())
+                        .map_err(unavailable);
+                    done.push(Box::new(move |failed| {
+                        let _ = reply.send(match (failed, result) {
+                            (Some(e), Ok(())) => Err(e.clone()),
+                            (_, r) => r,
+                        });
+                    }));
+                }
+                read => reads.push(read),
+            }
+        }
+        let failed = tx.commit().err().map(unavailable);
+        for finish in done {
+            finish(failed.as_ref());
+        }
+        for read in reads {
+            serve_read(&conn, read);
+        }
+    }
+}
+
+/// Appends within the batch's transaction, under a savepoint so a refused append leaves nothing.
+fn append(
+    tx: &mut rusqlite::Transaction<'_>,
+    game: &str,
+    expected: u64,
+    bodies: &[String],
+) -> Result<u64, StoreError> {
+    let actual: u64 = tx
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1",
+            params![game],
+            |row| row.get::<_, i64>(0),
+        )
+        .map_err(unavailable)?
+        .try_into()
+        .unwrap_or(0);
+    if actual != expected {
+        return Err(StoreError::Conflict {
+            game: game.to_owned(),
+            expected,
+            actual,
+        });
+    }
+    let sp = tx.savepoint().map_err(unavailable)?;
+    {
+        let mut insert = sp
+            .prepare_cached("INSERT INTO events (game, version, body) VALUES (?1, ?2, ?3)")
+            .map_err(unavailable)?;
+        for (i, body) in bodies.iter().enumerate() {
+            let version = i64::try_from(expected + i as u64 + 1).map_err(unavailable)?;
+            if let Err(e) = insert.execute(params![game, version, body]) {
+                return Err(match e.sqlite_error_code() {
+                    Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Conflict {
+                        game: game.to_owned(),
+                        expected,
+                        actual: expected + i as u64 + 1,
+                    },
+                    _ => unavailable(e),
+                });
+            }
+        }
+    }
+    sp.commit().map_err(unavailable)?;
+    Ok(expected + bodies.len() as u64)
+}
+
+fn serve_read(conn: &Connection, command: Command) {
+    match command {
+        Command::Read { game, after, reply } => {
+            let _ = reply.send(read(conn, &game, after));
+        }
+        Command::Unfinished { reply } => {
+            let _ = reply.send(unfinished(conn));
+        }
+        Command::Append { reply, .. } => {
+            let _ = reply.send(Err(unavailable("not a read")));
+        }
+        Command::SaveGame { reply, .. } => {
+            let _ = reply.send(Err(unavailable("not a read")));
+        }
+    }
+}
+
+/// The events after `after`, checked to be numbered without a gap.
+fn read(conn: &Connection, game: &str, after: u64) -> Result<Vec<Event>, StoreError> {
+    let mut query = conn
+        .prepare_cached(
+            "SELECT version, body FROM events WHERE game = ?1 AND version > ?2 ORDER BY version",
+        )
+        .map_err(unavailable)?;
+    let after_sql = i64::try_from(after).map_err(unavailable)?;
+    let rows = query
+        .query_map(params![game, after_sql], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })
+        .map_err(unavailable)?;
+    let mut events = Vec::new();
+    let mut next = after + 1;
+    for row in rows {
+        let (version, body) = row.map_err(unavailable)?;
+        let version = u64::try_from(version).unwrap_or(0);
+        if version != next {
+            return Err(StoreError::Gap {
+                game: game.to_owned(),
+                expected: next,
+                found: version,
+            });
+        }
+        let event = decode(&body).map_err(|error| StoreError::Corrupt {
+            game: game.to_owned(),
+            version,
+            error,
+        })?;
+        events.push(event);
+        next += 1;
+    }
+    Ok(events)
+}
+
+fn unfinished(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
+    let mut query = conn
+        .prepare_cached("SELECT game, record FROM games WHERE finished = 0 ORDER BY created, rowid")
+        .map_err(unavailable)?;
+    let rows = query
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })
+        .map_err(unavailable)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(unavailable)
+}
+
+fn fail_all(batch: Vec<Command>, error: &StoreError) {
+    for command in batch {
+        match command {
+            Command::Append { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Read { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::SaveGame { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Unfinished { reply } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+        }
+    }
+}
