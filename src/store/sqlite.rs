@@ -19,6 +19,9 @@ const MAX_BATCH: usize = 4096;
 
 type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 
+/// Answers one write of a batch once the batch's commit is known (`Some` if it failed).
+type Finish = Box<dyn FnOnce(Option<&StoreError>)>;
+
 enum Command {
     Append {
         game: String,
@@ -159,7 +162,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
             }
         }
         let mut reads = Vec::new();
-        let mut done: Vec<Box<dyn FnOnce(Option<&StoreError>)>> = Vec::new();
+        let mut done: Vec<Finish> = Vec::new();
         let mut tx = match conn.transaction() {
             Ok(tx) => tx,
             Err(e) => {
@@ -295,8 +298,7 @@ fn read(conn: &Connection, game: &str, after: u64) -> Result<Vec<Event>, StoreEr
         })
         .map_err(unavailable)?;
     let mut events = Vec::new();
-    let mut next = after + 1;
-    for row in rows {
+    for (next, row) in (after + 1..).zip(rows) {
         let (version, body) = row.map_err(unavailable)?;
         let version = u64::try_from(version).unwrap_or(0);
         if version != next {
@@ -312,7 +314,6 @@ fn read(conn: &Connection, game: &str, after: u64) -> Result<Vec<Event>, StoreEr
             error,
         })?;
         events.push(event);
-        next += 1;
     }
     Ok(events)
 }
