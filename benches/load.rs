@@ -10,7 +10,8 @@
 //! for as fast as the machine goes), so that latency is measured at a given throughput rather
 //! than in a saturated queue.
 //!
-//! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4).
+//! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4; `LOAD_STORE`,
+//! the server's `--store`, default `memory`; `sqlite` uses a fresh file).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -64,6 +65,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
         l.local_addr()?.port()
     };
+    let store = match std::env::var("LOAD_STORE").as_deref() {
+        Ok("sqlite") => {
+            let dir = std::env::temp_dir().join(format!("unoflip-load-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            format!("sqlite:{}", dir.join("load.sqlite3").display())
+        }
+        Ok(other) if !other.is_empty() => other.to_owned(),
+        _ => "memory".to_owned(),
+    };
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_unoflip"))
         .args([
             "serve",
@@ -73,6 +83,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "1000000",
             "--rate-limit",
             "0",
+            "--store",
+            &store,
         ])
         .env("RUST_LOG", "warn")
         .spawn()?;

@@ -13,7 +13,7 @@ use unoflip::arena::{self, ArenaConfig};
 use unoflip::bots::Level;
 use unoflip::rules::Ruleset;
 use unoflip::service::{self, Config, Games, Limits};
-use unoflip::store::MemoryStore;
+use unoflip::store::{EventStore, MemoryStore, SqliteStore};
 
 #[derive(Parser)]
 #[command(
@@ -24,12 +24,6 @@ use unoflip::store::MemoryStore;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum StoreKind {
-    /// Events kept in memory: lost when the server stops.
-    Memory,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -70,9 +64,10 @@ enum Command {
         /// The admin token (fixed decks, exports of running games). None: no admin calls.
         #[arg(long, env = "UNOFLIP_ADMIN_TOKEN")]
         admin_token: Option<String>,
-        /// Where events are kept.
-        #[arg(long, env = "UNOFLIP_STORE", value_enum, default_value = "memory")]
-        store: StoreKind,
+        /// Where games are kept: `sqlite:<path>` (an embedded file, created if missing) or
+        /// `memory` (lost when the server stops).
+        #[arg(long, env = "UNOFLIP_STORE", default_value = "sqlite:unoflip.sqlite3")]
+        store: String,
         /// Seconds an idle stream waits before a heartbeat.
         #[arg(long, env = "UNOFLIP_HEARTBEAT_SECS", default_value_t = 15)]
         heartbeat_secs: u64,
@@ -124,8 +119,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             rate_limit,
             bot_delay_ms,
         } => {
-            let store = match store {
-                StoreKind::Memory => Arc::new(MemoryStore::new()),
+            let store: Arc<dyn EventStore> = if store == "memory" {
+                Arc::new(MemoryStore::new())
+            } else if let Some(path) = store.strip_prefix("sqlite:") {
+                Arc::new(SqliteStore::open(std::path::Path::new(path))?)
+            } else {
+                return Err(format!("--store {store:?}: expected sqlite:<path> or memory").into());
             };
             let config = Config {
                 admin_token,

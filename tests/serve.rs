@@ -14,7 +14,13 @@ async fn serve_answers_and_stops_cleanly_on_sigterm() {
         .unwrap()
         .port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--store",
+            "memory",
+        ])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()

@@ -51,8 +51,9 @@ impl Default for Config {
 }
 
 /// One seat of the lobby.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SeatState {
+    #[serde(with = "token_hash_hex")]
     token_hash: Option<[u8; 32]>,
     name: String,
     server_played: bool,
@@ -164,6 +165,77 @@ impl Games {
         })
     }
 
+    /// Saves the game's lobby record.
+    async fn persist(&self, name: &str, entry: &Entry) -> Result<(), ServiceError> {
+        let record = serde_json::to_string(&Record::of(entry))
+            .map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        let finished = entry.game.as_ref().is_some_and(Game::is_over);
+        self.store
+            .save_game(name, &record, finished)
+            .await
+            .map_err(|e| ServiceError::unavailable(e.to_string()))
+    }
+
+    /// Rebuilds every unfinished game of the store: lobby, state, log, timers, tokens. A game
+    /// whose data is damaged is left out with an error naming it; the others are served.
+    /// Returns the number of games rebuilt.
+    pub async fn recover(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
+        let mut rebuilt = 0;
+        for (name, record) in self.store.unfinished().await? {
+            let entry = match self.store.read(&name, 0).await {
+                Ok(log) => serde_json::from_str::<Record>(&record)
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.entry(log)),
+                Err(e) => Err(e.to_string()),
+            };
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    tracing::error!(game = %name, %error, "game not recovered: its stored data is damaged");
+                    continue;
+                }
+            };
+            let version = entry.log.len() as u64;
+            let started = entry.game.is_some();
+            if let Ok(mut tokens) = self.tokens.write() {
+                for seat in &entry.seats {
+                    if let Some(h) = seat.token_hash {
+                        tokens.insert(h, name.clone());
+                    }
+                }
+            }
+            let handle = Arc::new(GameHandle {
+                name: name.clone(),
+                entry: tokio::sync::Mutex::new(entry),
+                version: watch::channel(version).0,
+            });
+            if let Ok(mut fh) = self.firehose.entries.lock() {
+                for v in 1..=version {
+                    fh.push((handle.clone(), v));
+                }
+                self.firehose_len.send_replace(fh.len() as u64);
+            }
+            if let (Ok(mut games), Ok(mut order)) = (self.games.write(), self.order.write()) {
+                games.insert(name.clone(), handle.clone());
+                order.push(name);
+            }
+            if started {
+                {
+                    let mut entry = handle.entry.lock().await;
+                    entry.deadline = entry.timer.map(|t| Instant::now() + t);
+                    self.after_moves(&handle, &mut entry).await.ok();
+                }
+                tokio::spawn(run_clock(
+                    Arc::downgrade(self),
+                    Arc::downgrade(&handle),
+                    self.config.bot_delay,
+                ));
+            }
+            rebuilt += 1;
+        }
+        Ok(rebuilt)
+    }
+
     /// Whether `token` is the admin token.
     pub fn is_admin(&self, token: Option<&str>) -> bool {
         match (&self.config.admin_token, token) {
@@ -222,7 +294,7 @@ impl Games {
     }
 
     /// Creates a game with open seats (bot seats taken). A fixed deck needs `admin`.
-    pub fn create(
+    pub async fn create(
         self: &Arc<Self>,
         options: &pb::GameOptions,
         admin: bool,
@@ -302,6 +374,7 @@ impl Games {
             deadline: None,
         };
         let game = game_message(&name, &entry);
+        self.persist(&name, &entry).await?;
         let handle = Arc::new(GameHandle {
             name: name.clone(),
             entry: tokio::sync::Mutex::new(entry),
@@ -393,16 +466,23 @@ impl Games {
             };
         let token = new_token();
         let h = hash(&token);
+        let before = std::mem::replace(
+            &mut entry.seats[seat],
+            SeatState {
+                token_hash: Some(h),
+                name: name.chars().take(64).collect(),
+                server_played: false,
+                taken: true,
+            },
+        );
+        if let Err(e) = self.persist(&handle.name, &entry).await {
+            entry.seats[seat] = before;
+            return Err(e);
+        }
         self.tokens
             .write()
             .map_err(|_| ServiceError::unavailable("tokens lock poisoned"))?
             .insert(h, handle.name.clone());
-        entry.seats[seat] = SeatState {
-            token_hash: Some(h),
-            name: name.chars().take(64).collect(),
-            server_played: false,
-            taken: true,
-        };
         Ok((seat, token, game_message(&handle.name, &entry)))
     }
 
@@ -508,8 +588,19 @@ impl Games {
         seat: Seat,
     ) -> Result<pb::Game, ServiceError> {
         let mut entry = handle.entry.lock().await;
-        if let Some(state) = entry.seats.get_mut(seat) {
-            state.server_played = true;
+        let Some(state) = entry.seats.get_mut(seat) else {
+            return Err(ServiceError::invalid(
+                "NO_SUCH_SEAT",
+                format!("seat {seat} is not at this table"),
+            ));
+        };
+        let was = state.server_played;
+        state.server_played = true;
+        if let Err(e) = self.persist(&handle.name, &entry).await {
+            if let Some(state) = entry.seats.get_mut(seat) {
+                state.server_played = was;
+            }
+            return Err(e);
         }
         self.after_moves(handle, &mut entry).await?;
         Ok(game_message(&handle.name, &entry))
@@ -601,6 +692,13 @@ impl Games {
         }
         handle.version.send_replace(version);
         entry.deadline = entry.timer.map(|t| Instant::now() + t);
+        if entry.game.as_ref().is_some_and(Game::is_over)
+            && let Err(e) = self.persist(&handle.name, entry).await
+        {
+            // The events are durable; only the finished mark is not, so a restart would load
+            // this game again, already over.
+            tracing::warn!(game = %handle.name, error = %e.message, "could not mark the game finished");
+        }
         Ok(seen)
     }
 
@@ -764,6 +862,74 @@ pub(crate) fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_type
     let left = deadline.saturating_duration_since(Instant::now());
     let at = SystemTime::now() + left;
     Some(prost_types::Timestamp::from(at))
+}
+
+/// Seat token hashes as hex in lobby records.
+mod token_hash_hex {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(hash: &Option<[u8; 32]>, s: S) -> Result<S::Ok, S::Error> {
+        match hash {
+            Some(h) => s.serialize_some(&hex::encode(h)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[u8; 32]>, D::Error> {
+        let text: Option<String> = Option::deserialize(d)?;
+        text.map(|t| {
+            let bytes = hex::decode(t).map_err(serde::de::Error::custom)?;
+            <[u8; 32]>::try_from(bytes.as_slice()).map_err(serde::de::Error::custom)
+        })
+        .transpose()
+    }
+}
+
+/// What a store keeps of a game besides its events: enough to rebuild its lobby.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Record {
+    /// The options shown to clients, protobuf-encoded, hex.
+    options: String,
+    setup: Setup,
+    timer_secs: Option<u64>,
+    bot_level: Level,
+    seats: Vec<SeatState>,
+}
+
+impl Record {
+    fn of(entry: &Entry) -> Record {
+        use prost::Message;
+        Record {
+            options: hex::encode(entry.options.encode_to_vec()),
+            setup: entry.setup.clone(),
+            timer_secs: entry.timer.map(|t| t.as_secs()),
+            bot_level: entry.bot_level,
+            seats: entry.seats.clone(),
+        }
+    }
+
+    fn entry(self, log: Vec<Event>) -> Result<Entry, String> {
+        use prost::Message;
+        let bytes = hex::decode(&self.options).map_err(|e| e.to_string())?;
+        let options = pb::GameOptions::decode(bytes.as_slice()).map_err(|e| e.to_string())?;
+        let game = if log.is_empty() {
+            None
+        } else {
+            Some(Game::replay(&log).map_err(|e| e.to_string())?)
+        };
+        Ok(Entry {
+            options,
+            setup: self.setup,
+            timer: self.timer_secs.map(Duration::from_secs),
+            seats: self.seats,
+            game,
+            log,
+            rng: StdRng::from_rng(&mut rand::rng()),
+            bot_level: self.bot_level,
+            requests: HashMap::new(),
+            deadline: None,
+        })
+    }
 }
 
 fn game_message(name: &str, entry: &Entry) -> pb::Game {

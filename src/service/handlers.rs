@@ -69,7 +69,7 @@ impl UnoFlipService for Service {
         let Some(options) = request.into_inner().options else {
             return Err(ServiceError::invalid("OPTIONS_MISSING", "options must be set").into());
         };
-        let game = self.games.create(&options, admin)?;
+        let game = self.games.create(&options, admin).await?;
         tracing::info!(game = %game.name, seats = options.seats, "game created");
         // A table of server-played seats only has nobody to start it: it starts at once.
         let game = if game.seats.iter().all(|s| s.taken) {

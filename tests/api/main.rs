@@ -6,5 +6,6 @@ mod fold;
 mod games;
 mod harness;
 mod ops;
+mod recovery;
 mod refusals;
 mod streams;

@@ -289,7 +289,7 @@ async fn an_expired_turn_timer_draws_and_keeps_for_the_seat() {
         first_dealer: Some(0),
         ..options(pb::Ruleset::Classic, 2)
     };
-    let created = games.create(&options, false).unwrap();
+    let created = games.create(&options, false).await.unwrap();
     let handle = games.get(&created.name).unwrap();
     games.join(&handle, Some(0), "a").await.unwrap();
     games.join(&handle, Some(1), "b").await.unwrap();
@@ -374,7 +374,7 @@ async fn bots_move_after_the_bot_delay() {
         bot_seats: vec![1],
         ..options(pb::Ruleset::Flip, 2)
     };
-    let created = games.create(&options, false).unwrap();
+    let created = games.create(&options, false).await.unwrap();
     let handle = games.get(&created.name).unwrap();
     games.join(&handle, Some(0), "a").await.unwrap();
     games.start(&handle).await.unwrap();

@@ -1,0 +1,143 @@
+//! A restarted server rebuilds every unfinished game from its store and plays on.
+
+use std::sync::Arc;
+
+use unoflip::proto as pb;
+use unoflip::rules::{Action, Viewer};
+use unoflip::service::{Config, Games};
+use unoflip::store::{EventStore, SqliteStore};
+
+use super::harness::options;
+
+fn temp_db() -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    std::env::temp_dir()
+        .join(format!("unoflip-recovery-{}-{nanos}", std::process::id()))
+        .join("games.sqlite3")
+}
+
+/// Plays `n` moves of whoever is to move: draws, keeps, accepts, declares red or pink.
+async fn moves(games: &Games, handle: &Arc<unoflip::service::GameHandle>, n: usize) {
+    for _ in 0..n {
+        let v = games.view(handle, Viewer::Spectator).await.unwrap();
+        let action = match pb::Awaiting::try_from(v.awaiting).unwrap() {
+            pb::Awaiting::Play => Action::Draw,
+            pb::Awaiting::PlayOrKeepDrawn => Action::Keep,
+            pb::Awaiting::Penalty => Action::Accept,
+            pb::Awaiting::ChooseColor if v.side == pb::Side::Dark as i32 => Action::ChooseColor {
+                color: unoflip::rules::Color::Pink,
+            },
+            pb::Awaiting::ChooseColor => Action::ChooseColor {
+                color: unoflip::rules::Color::Red,
+            },
+            _ => return,
+        };
+        games
+            .submit(handle, v.turn as usize, action, "", None)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_restarted_server_rebuilds_unfinished_games_with_their_seats_and_plays_on() {
+    let path = temp_db();
+    let (name, tokens, view_before, waiting) = {
+        let games = Games::new(
+            Arc::new(SqliteStore::open(&path).unwrap()),
+            Config::default(),
+        );
+        let created = games
+            .create(&options(pb::Ruleset::Flip, 2), false)
+            .await
+            .unwrap();
+        let handle = games.get(&created.name).unwrap();
+        let (_, t0, _) = games.join(&handle, Some(0), "ann").await.unwrap();
+        let (_, t1, _) = games.join(&handle, Some(1), "bob").await.unwrap();
+        games.start(&handle).await.unwrap();
+        moves(&games, &handle, 12).await;
+        let view = games.view(&handle, Viewer::Seat(0)).await.unwrap();
+        // A second game still waiting for a player.
+        let waiting = games
+            .create(&options(pb::Ruleset::Classic, 3), false)
+            .await
+            .unwrap();
+        (created.name, [t0, t1], view, waiting.name)
+    };
+    let games = Games::new(
+        Arc::new(SqliteStore::open(&path).unwrap()),
+        Config::default(),
+    );
+    assert_eq!(games.recover().await.unwrap(), 2);
+    let handle = games.get(&name).unwrap();
+    // Seat tokens still authenticate their seats.
+    assert_eq!(games.seat_of(&handle, Some(&tokens[0])).await.unwrap(), 0);
+    assert_eq!(games.seat_of(&handle, Some(&tokens[1])).await.unwrap(), 1);
+    let view_after = games.view(&handle, Viewer::Seat(0)).await.unwrap();
+    assert_eq!(view_after, view_before, "the same table after the restart");
+    let lobby = games.get(&waiting).unwrap();
+    let (seat, _, _) = games.join(&lobby, None, "cy").await.unwrap();
+    assert_eq!(seat, 0);
+    // Play on (a few moves, then the server's bots take both seats to the end); a finished game
+    // is not recovered again.
+    moves(&games, &handle, 6).await;
+    games.leave(&handle, 0).await.unwrap();
+    games.leave(&handle, 1).await.unwrap();
+    let over = games.view(&handle, Viewer::Spectator).await.unwrap();
+    assert_eq!(over.awaiting, pb::Awaiting::MatchOver as i32);
+    let store = SqliteStore::open(&path).unwrap();
+    let unfinished: Vec<String> = store
+        .unfinished()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(g, _)| g)
+        .collect();
+    assert_eq!(unfinished, vec![waiting]);
+}
+
+#[tokio::test]
+async fn a_game_with_damaged_data_is_left_out_and_the_others_are_served() {
+    let path = temp_db();
+    let (good, bad) = {
+        let games = Games::new(
+            Arc::new(SqliteStore::open(&path).unwrap()),
+            Config::default(),
+        );
+        let mut names = Vec::new();
+        for _ in 0..2 {
+            let created = games
+                .create(&options(pb::Ruleset::Flip, 2), false)
+                .await
+                .unwrap();
+            let handle = games.get(&created.name).unwrap();
+            games.join(&handle, Some(0), "a").await.unwrap();
+            games.join(&handle, Some(1), "b").await.unwrap();
+            games.start(&handle).await.unwrap();
+            moves(&games, &handle, 5).await;
+            names.push(created.name);
+        }
+        (names[0].clone(), names[1].clone())
+    };
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute(
+            "UPDATE events SET body = 'garbage' WHERE game = ?1 AND version = 3",
+            [&bad],
+        )
+        .unwrap();
+    }
+    let games = Games::new(
+        Arc::new(SqliteStore::open(&path).unwrap()),
+        Config::default(),
+    );
+    assert_eq!(games.recover().await.unwrap(), 1);
+    assert!(games.get(&good).is_ok());
+    assert_eq!(
+        games.get(&bad).err().map(|e| e.reason),
+        Some("GAME_NOT_FOUND")
+    );
+}
