@@ -107,7 +107,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         channels.push(channel);
     }
     println!(
-        "load: {games} games x {seats} seats, paced to {rate} actions/s (0: unpaced), against pid {pid} on port {port}"
+        "load: {games} games x {seats} seats, paced to {rate} actions/s (0: unpaced), store {store}, against pid {pid} on port {port}"
     );
     // Lobby: create, join, subscribe, start.
     let mut tables = Vec::new();
