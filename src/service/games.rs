@@ -182,58 +182,90 @@ impl Games {
     pub async fn recover(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
         let mut rebuilt = 0;
         for (name, record) in self.store.unfinished().await? {
-            let entry = match self.store.read(&name, 0).await {
-                Ok(log) => serde_json::from_str::<Record>(&record)
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r.entry(log)),
-                Err(e) => Err(e.to_string()),
-            };
-            let entry = match entry {
-                Ok(entry) => entry,
+            match self.load(&name, &record).await {
+                Ok(_) => rebuilt += 1,
                 Err(error) => {
                     tracing::error!(game = %name, %error, "game not recovered: its stored data is damaged");
-                    continue;
-                }
-            };
-            let version = entry.log.len() as u64;
-            let started = entry.game.is_some();
-            if let Ok(mut tokens) = self.tokens.write() {
-                for seat in &entry.seats {
-                    if let Some(h) = seat.token_hash {
-                        tokens.insert(h, name.clone());
-                    }
                 }
             }
-            let handle = Arc::new(GameHandle {
-                name: name.clone(),
-                entry: tokio::sync::Mutex::new(entry),
-                version: watch::channel(version).0,
-            });
-            if let Ok(mut fh) = self.firehose.entries.lock() {
-                for v in 1..=version {
-                    fh.push((handle.clone(), v));
-                }
-                self.firehose_len.send_replace(fh.len() as u64);
-            }
-            if let (Ok(mut games), Ok(mut order)) = (self.games.write(), self.order.write()) {
-                games.insert(name.clone(), handle.clone());
-                order.push(name);
-            }
-            if started {
-                {
-                    let mut entry = handle.entry.lock().await;
-                    entry.deadline = entry.timer.map(|t| Instant::now() + t);
-                    self.after_moves(&handle, &mut entry).await.ok();
-                }
-                tokio::spawn(run_clock(
-                    Arc::downgrade(self),
-                    Arc::downgrade(&handle),
-                    self.config.bot_delay,
-                ));
-            }
-            rebuilt += 1;
         }
         Ok(rebuilt)
+    }
+
+    /// Rebuilds one game from its record and its stored events, and serves it.
+    async fn load(self: &Arc<Self>, name: &str, record: &str) -> Result<Arc<GameHandle>, String> {
+        let log = self.store.read(name, 0).await.map_err(|e| e.to_string())?;
+        let entry = serde_json::from_str::<Record>(record)
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.entry(log))?;
+        let name = name.to_owned();
+        let version = entry.log.len() as u64;
+        let playing = entry.game.as_ref().is_some_and(|g| !g.is_over());
+        if let Ok(mut tokens) = self.tokens.write() {
+            for seat in &entry.seats {
+                if let Some(h) = seat.token_hash {
+                    tokens.insert(h, name.clone());
+                }
+            }
+        }
+        let handle = Arc::new(GameHandle {
+            name: name.clone(),
+            entry: tokio::sync::Mutex::new(entry),
+            version: watch::channel(version).0,
+        });
+        if let Ok(mut fh) = self.firehose.entries.lock() {
+            for v in 1..=version {
+                fh.push((handle.clone(), v));
+            }
+            self.firehose_len.send_replace(fh.len() as u64);
+        }
+        if let (Ok(mut games), Ok(mut order)) = (self.games.write(), self.order.write()) {
+            if let Some(existing) = games.get(&name) {
+                return Ok(existing.clone());
+            }
+            games.insert(name.clone(), handle.clone());
+            order.push(name);
+        }
+        if playing {
+            {
+                let mut entry = handle.entry.lock().await;
+                entry.deadline = entry.timer.map(|t| Instant::now() + t);
+                self.after_moves(&handle, &mut entry)
+                    .await
+                    .map_err(|e| e.message)?;
+            }
+            tokio::spawn(run_clock(
+                Arc::downgrade(self),
+                Arc::downgrade(&handle),
+                self.config.bot_delay,
+            ));
+        }
+        Ok(handle)
+    }
+
+    /// The game named `name`, loaded from the store if this server does not hold it (a finished
+    /// game after a restart, for its view and export).
+    pub async fn find(self: &Arc<Self>, name: &str) -> Result<Arc<GameHandle>, ServiceError> {
+        match self.get(name) {
+            Err(e) if e.reason == "GAME_NOT_FOUND" => {}
+            found => return found,
+        }
+        let Some((record, _)) = self
+            .store
+            .record(name)
+            .await
+            .map_err(|e| ServiceError::unavailable(e.to_string()))?
+        else {
+            return Err(ServiceError::no_game(name));
+        };
+        self.load(name, &record).await.map_err(|error| {
+            tracing::error!(game = %name, %error, "game not loaded: its stored data is damaged");
+            ServiceError {
+                code: tonic::Code::DataLoss,
+                reason: "GAME_DATA_DAMAGED",
+                message: format!("the stored data of {name} is damaged: {error}"),
+            }
+        })
     }
 
     /// Whether `token` is the admin token.

@@ -82,7 +82,7 @@ impl UnoFlipService for Service {
     }
 
     async fn get_game(&self, request: Request<pb::GetGameRequest>) -> Answer<pb::GetGameResponse> {
-        let handle = self.games.get(&request.get_ref().name)?;
+        let handle = self.games.find(&request.get_ref().name).await?;
         Ok(Response::new(pb::GetGameResponse {
             game: Some(self.games.describe(&handle).await),
         }))
@@ -103,7 +103,7 @@ impl UnoFlipService for Service {
         request: Request<pb::JoinGameRequest>,
     ) -> Answer<pb::JoinGameResponse> {
         let r = request.into_inner();
-        let handle = self.games.get(&r.game)?;
+        let handle = self.games.find(&r.game).await?;
         let (seat, token, game) = self.games.join(&handle, r.seat, &r.player_name).await?;
         Ok(Response::new(pb::JoinGameResponse {
             seat: u32::try_from(seat).unwrap_or(u32::MAX),
@@ -117,7 +117,7 @@ impl UnoFlipService for Service {
         request: Request<pb::StartGameRequest>,
     ) -> Answer<pb::StartGameResponse> {
         let token = token(&request);
-        let handle = self.games.get(&request.get_ref().game)?;
+        let handle = self.games.find(&request.get_ref().game).await?;
         if !self.games.is_admin(token.as_deref()) {
             self.games.seat_of(&handle, token.as_deref()).await?;
         }
@@ -131,7 +131,7 @@ impl UnoFlipService for Service {
     ) -> Answer<pb::SubmitActionResponse> {
         let token = token(&request);
         let r = request.into_inner();
-        let handle = self.games.get(&r.game)?;
+        let handle = self.games.find(&r.game).await?;
         let seat = self.games.seat_of(&handle, token.as_deref()).await?;
         let action = convert::action_from(r.action.as_ref())?;
         if r.request_id.len() > 128 {
@@ -150,7 +150,7 @@ impl UnoFlipService for Service {
 
     async fn get_view(&self, request: Request<pb::GetViewRequest>) -> Answer<pb::GetViewResponse> {
         let token = token(&request);
-        let handle = self.games.get(&request.get_ref().game)?;
+        let handle = self.games.find(&request.get_ref().game).await?;
         let viewer = self.viewer(&handle, token.as_deref()).await?;
         Ok(Response::new(pb::GetViewResponse {
             view: Some(self.games.view(&handle, viewer).await?),
@@ -162,7 +162,7 @@ impl UnoFlipService for Service {
         request: Request<pb::LeaveGameRequest>,
     ) -> Answer<pb::LeaveGameResponse> {
         let token = token(&request);
-        let handle = self.games.get(&request.get_ref().game)?;
+        let handle = self.games.find(&request.get_ref().game).await?;
         let seat = self.games.seat_of(&handle, token.as_deref()).await?;
         let game = self.games.leave(&handle, seat).await?;
         Ok(Response::new(pb::LeaveGameResponse { game: Some(game) }))
@@ -176,7 +176,7 @@ impl UnoFlipService for Service {
     ) -> Answer<Self::SubscribeStream> {
         let token = token(&request);
         let r = request.into_inner();
-        let handle = self.games.get(&r.game)?;
+        let handle = self.games.find(&r.game).await?;
         let viewer = self.viewer(&handle, token.as_deref()).await?;
         let stream = stream::subscribe(
             self.games.clone(),
@@ -207,7 +207,7 @@ impl UnoFlipService for Service {
         request: Request<pb::ExportGameRequest>,
     ) -> Answer<pb::ExportGameResponse> {
         let admin = self.games.is_admin(token(&request).as_deref());
-        let handle = self.games.get(&request.get_ref().game)?;
+        let handle = self.games.find(&request.get_ref().game).await?;
         Ok(Response::new(pb::ExportGameResponse {
             events: self.games.export(&handle, admin).await?,
         }))

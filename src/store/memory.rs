@@ -89,6 +89,19 @@ impl EventStore for MemoryStore {
         })
     }
 
+    fn record<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(String, bool)>> {
+        Box::pin(async move {
+            let records = self
+                .records
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            Ok(records
+                .iter()
+                .find(|(g, _, _)| g == game)
+                .map(|(_, r, f)| (r.clone(), *f)))
+        })
+    }
+
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
         Box::pin(async move {
             let records = self

@@ -82,6 +82,9 @@ pub trait EventStore: Send + Sync + 'static {
         finished: bool,
     ) -> StoreFuture<'a, ()>;
 
+    /// A game's lobby record and whether it is finished, if the store has the game.
+    fn record<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(String, bool)>>;
+
     /// Every unfinished game's name and lobby record, oldest first.
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>>;
 }

@@ -43,6 +43,10 @@ enum Command {
     Unfinished {
         reply: Reply<Vec<(String, String)>>,
     },
+    Record {
+        game: String,
+        reply: Reply<Option<(String, bool)>>,
+    },
 }
 
 /// Events in an SQLite file.
@@ -148,6 +152,13 @@ impl EventStore for SqliteStore {
 
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
         Box::pin(self.ask(|reply| Command::Unfinished { reply }))
+    }
+
+    fn record<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(String, bool)>> {
+        Box::pin(self.ask(move |reply| Command::Record {
+            game: game.to_owned(),
+            reply,
+        }))
     }
 }
 
@@ -275,6 +286,9 @@ fn serve_read(conn: &Connection, command: Command) {
         Command::Unfinished { reply } => {
             let _ = reply.send(unfinished(conn));
         }
+        Command::Record { game, reply } => {
+            let _ = reply.send(record(conn, &game));
+        }
         Command::Append { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
         }
@@ -330,6 +344,17 @@ fn unfinished(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
     rows.collect::<Result<Vec<_>, _>>().map_err(unavailable)
 }
 
+fn record(conn: &Connection, game: &str) -> Result<Option<(String, bool)>, StoreError> {
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT record, finished FROM games WHERE game = ?1",
+        params![game],
+        |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?)),
+    )
+    .optional()
+    .map_err(unavailable)
+}
+
 fn fail_all(batch: Vec<Command>, error: &StoreError) {
     for command in batch {
         match command {
@@ -343,6 +368,9 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Unfinished { reply } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Record { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
         }
