@@ -64,6 +64,14 @@ impl ServiceError {
     }
 }
 
+impl std::fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({:?}): {}", self.reason, self.code, self.message)
+    }
+}
+
+impl std::error::Error for ServiceError {}
+
 impl From<RuleError> for ServiceError {
     fn from(e: RuleError) -> Self {
         let code = match e {

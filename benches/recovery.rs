@@ -1,0 +1,78 @@
+//! Recovery: the time a restarted server takes to rebuild every unfinished game from an SQLite
+//! file. Fills a fresh file with `RECOVERY_GAMES` (default 10,000) started four-seat games with
+//! `RECOVERY_MOVES` (default 20) moves each, then times `Games::recover` on a new server.
+//!
+//! `cargo bench --bench recovery`
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use unoflip::proto as pb;
+use unoflip::rules::{Action, Color, Viewer};
+use unoflip::service::{Config, Games};
+use unoflip::store::SqliteStore;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let games_n = env("RECOVERY_GAMES", 10_000);
+    let moves = env("RECOVERY_MOVES", 20);
+    let dir = std::env::temp_dir().join(format!("unoflip-recovery-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("games.sqlite3");
+    let fill = Instant::now();
+    {
+        let games = Games::new(Arc::new(SqliteStore::open(&path)?), Config::default());
+        let mut tasks = Vec::new();
+        for _ in 0..games_n {
+            let games = games.clone();
+            tasks.push(tokio::spawn(async move {
+                let options = pb::GameOptions { seats: 4, ..Default::default() };
+                let created = games.create(&options, false).await?;
+                let handle = games.get(&created.name)?;
+                for seat in 0..4 {
+                    games.join(&handle, Some(seat), "p").await?;
+                }
+                games.start(&handle).await?;
+                for _ in 0..moves {
+                    let v = games.view(&handle, Viewer::Spectator).await?;
+                    let action = match pb::Awaiting::try_from(v.awaiting) {
+                        Ok(pb::Awaiting::Play) => Action::Draw,
+                        Ok(pb::Awaiting::PlayOrKeepDrawn) => Action::Keep,
+                        Ok(pb::Awaiting::Penalty) => Action::Accept,
+                        Ok(pb::Awaiting::ChooseColor) if v.side == pb::Side::Dark as i32 => {
+                            Action::ChooseColor { color: Color::Pink }
+                        }
+                        Ok(pb::Awaiting::ChooseColor) => Action::ChooseColor { color: Color::Red },
+                        _ => break,
+                    };
+                    games.submit(&handle, v.turn as usize, action, "", None).await?;
+                }
+                Ok::<_, unoflip::service::ServiceError>(())
+            }));
+        }
+        for task in tasks {
+            task.await??;
+        }
+    }
+    println!(
+        "filled {games_n} games with {moves} moves each in {:.2} s",
+        fill.elapsed().as_secs_f64()
+    );
+    let games = Games::new(Arc::new(SqliteStore::open(&path)?), Config::default());
+    let start = Instant::now();
+    let recovered = games.recover().await?;
+    let took = start.elapsed();
+    let size = std::fs::metadata(&path)?.len();
+    println!(
+        "recovered {recovered} unfinished games in {:.2} s ({:.0} games/s); file {:.1} MB",
+        took.as_secs_f64(),
+        recovered as f64 / took.as_secs_f64(),
+        size as f64 / 1e6
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
