@@ -13,7 +13,10 @@ use unoflip::service::{Config, Games};
 use unoflip::store::SqliteStore;
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[tokio::main]
@@ -30,7 +33,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..games_n {
             let games = games.clone();
             tasks.push(tokio::spawn(async move {
-                let options = pb::GameOptions { seats: 4, ..Default::default() };
+                let options = pb::GameOptions {
+                    seats: 4,
+                    ..Default::default()
+                };
                 let created = games.create(&options, false).await?;
                 let handle = games.get(&created.name)?;
                 for seat in 0..4 {
@@ -49,7 +55,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         Ok(pb::Awaiting::ChooseColor) => Action::ChooseColor { color: Color::Red },
                         _ => break,
                     };
-                    games.submit(&handle, v.turn as usize, action, "", None).await?;
+                    games
+                        .submit(&handle, v.turn as usize, action, "", None)
+                        .await?;
                 }
                 Ok::<_, unoflip::service::ServiceError>(())
             }));

@@ -13,7 +13,7 @@ use unoflip::arena::{self, ArenaConfig};
 use unoflip::bots::Level;
 use unoflip::rules::Ruleset;
 use unoflip::service::{self, Config, Games, Limits};
-use unoflip::store::{EventStore, MemoryStore, SqliteStore};
+use unoflip::store::{EventStore, MemoryStore, PostgresStore, SqliteStore};
 
 #[derive(Parser)]
 #[command(
@@ -64,8 +64,9 @@ enum Command {
         /// The admin token (fixed decks, exports of running games). None: no admin calls.
         #[arg(long, env = "UNOFLIP_ADMIN_TOKEN")]
         admin_token: Option<String>,
-        /// Where games are kept: `sqlite:<path>` (an embedded file, created if missing) or
-        /// `memory` (lost when the server stops).
+        /// Where games are kept: `sqlite:<path>` (an embedded file, created if missing),
+        /// `postgres://...` (PostgreSQL, schema created at start) or `memory` (lost when the
+        /// server stops).
         #[arg(long, env = "UNOFLIP_STORE", default_value = "sqlite:unoflip.sqlite3")]
         store: String,
         /// Seconds an idle stream waits before a heartbeat.
@@ -123,8 +124,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 Arc::new(MemoryStore::new())
             } else if let Some(path) = store.strip_prefix("sqlite:") {
                 Arc::new(SqliteStore::open(std::path::Path::new(path))?)
+            } else if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+                Arc::new(PostgresStore::connect(&store).await?)
             } else {
-                return Err(format!("--store {store:?}: expected sqlite:<path> or memory").into());
+                return Err(format!(
+                    "--store {store:?}: expected sqlite:<path>, postgres://... or memory"
+                )
+                .into());
             };
             let config = Config {
                 admin_token,

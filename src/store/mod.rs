@@ -7,14 +7,17 @@
 //!
 //! - [`MemoryStore`] (`memory.rs`): in memory (tests, and `serve --store memory`).
 //! - [`SqliteStore`] (`sqlite.rs`): an embedded SQLite file, the default of `unoflip serve`.
+//! - [`PostgresStore`] (`postgres.rs`): PostgreSQL, for several servers sharing one store.
 
 mod memory;
+mod postgres;
 mod sqlite;
 
 use std::future::Future;
 use std::pin::Pin;
 
 pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::rules::{DecodeError, Event};
