@@ -23,6 +23,9 @@ use crate::store::EventStore;
 use super::convert;
 use super::error::ServiceError;
 
+/// The reason of an append that lost the race against another server.
+const STORE_CONFLICT: &str = "STORE_CONFLICT";
+
 /// Limits and secrets of a running service.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -180,6 +183,7 @@ impl Games {
     /// whose data is damaged is left out with an error naming it; the others are served.
     /// Returns the number of games rebuilt.
     pub async fn recover(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
+        self.follow_store();
         let mut rebuilt = 0;
         for (name, record) in self.store.unfinished().await? {
             match self.load(&name, &record).await {
@@ -293,7 +297,7 @@ impl Games {
     /// The seat `token` holds in `handle`'s game.
     pub async fn seat_of(
         &self,
-        handle: &GameHandle,
+        handle: &Arc<GameHandle>,
         token: Option<&str>,
     ) -> Result<Seat, ServiceError> {
         let Some(token) = token else {
@@ -302,8 +306,14 @@ impl Games {
             ));
         };
         let h = hash(token);
-        let entry = handle.entry.lock().await;
+        let mut entry = handle.entry.lock().await;
         if let Some(seat) = entry.seats.iter().position(|s| s.token_hash == Some(h)) {
+            return Ok(seat);
+        }
+        // The seat may have been joined through another server sharing the store.
+        if self.refresh(handle, &mut entry).await.is_ok()
+            && let Some(seat) = entry.seats.iter().position(|s| s.token_hash == Some(h))
+        {
             return Ok(seat);
         }
         drop(entry);
@@ -543,6 +553,11 @@ impl Games {
         entry.game = Some(created);
         if let Err(e) = self.commit(handle, &mut entry, events, None).await {
             entry.game = None;
+            if e.reason == STORE_CONFLICT {
+                // Another server sharing the store started it first.
+                self.refresh(handle, &mut entry).await?;
+                return Ok(game_message(&handle.name, &entry));
+            }
             return Err(e);
         }
         debug_assert_eq!(entry.game.as_ref(), Some(&game));
@@ -571,39 +586,72 @@ impl Games {
         {
             return Ok(first.clone());
         }
-        if entry.game.is_none() {
-            return Err(ServiceError::precondition(
-                "GAME_NOT_STARTED",
-                "the game has not started",
-            ));
-        }
-        let version = entry.log.len() as u64;
-        if let Some(expected) = expected_version
-            && expected != version
-        {
-            return Err(ServiceError::precondition(
-                "VERSION_MISMATCH",
-                format!("expected version {expected}, the game is at {version}"),
-            ));
-        }
-        let events = {
-            let Entry { game, rng, .. } = &mut *entry;
-            let Some(game) = game.as_ref() else {
+        let mut attempts = 0;
+        let seen = loop {
+            attempts += 1;
+            if entry.game.is_none() {
                 return Err(ServiceError::precondition(
                     "GAME_NOT_STARTED",
                     "the game has not started",
                 ));
+            }
+            if expected_version.is_some_and(|e| e > entry.log.len() as u64) {
+                // The client saw events this server has not read yet (another server's).
+                self.refresh(handle, &mut entry).await?;
+            }
+            let version = entry.log.len() as u64;
+            if let Some(expected) = expected_version
+                && expected != version
+            {
+                return Err(ServiceError::precondition(
+                    "VERSION_MISMATCH",
+                    format!("expected version {expected}, the game is at {version}"),
+                ));
+            }
+            let decided = {
+                let Entry { game, rng, .. } = &mut *entry;
+                let Some(game) = game.as_ref() else {
+                    return Err(ServiceError::precondition(
+                        "GAME_NOT_STARTED",
+                        "the game has not started",
+                    ));
+                };
+                decide(game, seat, action, rng)
             };
-            decide(game, seat, action, rng)?
+            let events = match decided {
+                Ok(events) => events,
+                // This server's copy may be behind another server's writes: catch up once and
+                // decide again before refusing.
+                Err(refusal) if attempts == 1 => {
+                    let before = entry.log.len();
+                    self.refresh(handle, &mut entry).await?;
+                    if entry.log.len() == before {
+                        return Err(refusal.into());
+                    }
+                    continue;
+                }
+                Err(refusal) => return Err(refusal.into()),
+            };
+            match self
+                .commit(handle, &mut entry, events, Some(Viewer::Seat(seat)))
+                .await
+            {
+                Ok(seen) => break seen,
+                // Another server appended first: catch up and decide again on the new state.
+                Err(e) if e.reason == STORE_CONFLICT && attempts < 5 => {
+                    self.refresh(handle, &mut entry).await?;
+                }
+                Err(e) => return Err(e),
+            }
         };
-        let seen = self
-            .commit(handle, &mut entry, events, Some(Viewer::Seat(seat)))
-            .await?;
         let response = pb::SubmitActionResponse {
             version: entry.log.len() as u64,
             events: seen,
         };
-        self.after_moves(handle, &mut entry).await?;
+        if let Err(e) = self.after_moves(handle, &mut entry).await {
+            // The move itself is committed; the server's own seats will move on the next wake.
+            tracing::warn!(game = %handle.name, error = %e.message, "server seats did not move");
+        }
         if !request_id.is_empty() {
             if entry.requests.len() >= 4096 {
                 entry.requests.clear();
@@ -641,10 +689,14 @@ impl Games {
     /// The view of `viewer`, with the turn deadline.
     pub async fn view(
         &self,
-        handle: &GameHandle,
+        handle: &Arc<GameHandle>,
         viewer: Viewer,
     ) -> Result<pb::View, ServiceError> {
-        let entry = handle.entry.lock().await;
+        let mut entry = handle.entry.lock().await;
+        if entry.game.is_none() {
+            // Another server sharing the store may have started it.
+            self.refresh(handle, &mut entry).await?;
+        }
         let Some(game) = &entry.game else {
             return Err(ServiceError::precondition(
                 "GAME_NOT_STARTED",
@@ -696,7 +748,27 @@ impl Games {
         self.store
             .append(&handle.name, expected, &events)
             .await
-            .map_err(|e| ServiceError::unavailable(e.to_string()))?;
+            .map_err(|e| match e {
+                crate::store::StoreError::Conflict { .. } => ServiceError {
+                    code: tonic::Code::Aborted,
+                    reason: STORE_CONFLICT,
+                    message: format!("{e}; another server moved the game first, try again"),
+                },
+                e => ServiceError::unavailable(e.to_string()),
+            })?;
+        Ok(self.apply_local(handle, entry, events, viewer).await)
+    }
+
+    /// Applies events that are in the store to this server's copy of the game and publishes
+    /// them to its streams. Returns them as `viewer` sees them.
+    async fn apply_local(
+        &self,
+        handle: &Arc<GameHandle>,
+        entry: &mut Entry,
+        events: Vec<Event>,
+        viewer: Option<Viewer>,
+    ) -> Vec<pb::Event> {
+        let expected = entry.log.len() as u64;
         let mut seen = Vec::new();
         for event in events {
             let version = entry.log.len() as u64 + 1;
@@ -731,7 +803,84 @@ impl Games {
             // this game again, already over.
             tracing::warn!(game = %handle.name, error = %e.message, "could not mark the game finished");
         }
-        Ok(seen)
+        seen
+    }
+
+    /// Catches this server's copy of a game up with the store: its lobby record (seats joined
+    /// or left through other servers) and the events other servers appended.
+    async fn refresh(
+        &self,
+        handle: &Arc<GameHandle>,
+        entry: &mut Entry,
+    ) -> Result<(), ServiceError> {
+        let unavailable = |e: crate::store::StoreError| ServiceError::unavailable(e.to_string());
+        if let Some((record, _)) = self.store.record(&handle.name).await.map_err(unavailable)?
+            && let Ok(record) = serde_json::from_str::<Record>(&record)
+        {
+            if let Ok(mut tokens) = self.tokens.write() {
+                for seat in &record.seats {
+                    if let Some(h) = seat.token_hash {
+                        tokens.insert(h, handle.name.clone());
+                    }
+                }
+            }
+            entry.seats = record.seats;
+        }
+        let events = self
+            .store
+            .read(&handle.name, entry.log.len() as u64)
+            .await
+            .map_err(unavailable)?;
+        if events.is_empty() {
+            return Ok(());
+        }
+        if entry.game.is_none() {
+            let Some(first) = events.first() else {
+                return Ok(());
+            };
+            entry.game =
+                Some(Game::replay([first]).map_err(|e| ServiceError::unavailable(e.to_string()))?);
+        }
+        self.apply_local(handle, entry, events, None).await;
+        Ok(())
+    }
+
+    /// Follows the writes of other servers sharing the store (PostgreSQL): each game they write
+    /// to that this server holds is caught up from the store.
+    pub fn follow_store(self: &Arc<Self>) {
+        let Some(mut changes) = self.store.changes() else {
+            return;
+        };
+        let games = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let name = match changes.recv().await {
+                    Ok(name) => name,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => "*".to_owned(),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(games) = games.upgrade() else { return };
+                if name == "*" {
+                    let names: Vec<String> =
+                        games.order.read().map(|o| o.clone()).unwrap_or_default();
+                    for name in names {
+                        games.changed(&name).await;
+                    }
+                } else {
+                    games.changed(&name).await;
+                }
+            }
+        });
+    }
+
+    /// Catches up a game this server holds after another server wrote to it (a wake-up from
+    /// the store: it may come late or twice, never with the events themselves).
+    pub async fn changed(&self, name: &str) {
+        let Ok(handle) = self.get(name) else { return };
+        let mut entry = handle.entry.lock().await;
+        if let Err(e) = self.refresh(&handle, &mut entry).await {
+            tracing::warn!(game = %name, error = %e.message, "catching up with the store failed");
+        }
     }
 
     /// The server-played seat whose move the game waits for, if any.
@@ -764,8 +913,15 @@ impl Games {
             return Ok(false);
         };
         let events = decide(game, seat, action, rng)?;
-        self.commit(handle, entry, events, None).await?;
-        Ok(true)
+        match self.commit(handle, entry, events, None).await {
+            Ok(_) => Ok(true),
+            // Another server moved first; this one catches up and lets the next step decide.
+            Err(e) if e.reason == STORE_CONFLICT => {
+                self.refresh(handle, entry).await?;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Without a bot delay, plays the server's seats until a person is to move; with one, the

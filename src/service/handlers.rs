@@ -31,7 +31,7 @@ impl Service {
     /// The seat a token holds, or a spectator without a token.
     async fn viewer(
         &self,
-        handle: &super::games::GameHandle,
+        handle: &Arc<super::games::GameHandle>,
         token: Option<&str>,
     ) -> Result<Viewer, ServiceError> {
         match token {

@@ -36,6 +36,7 @@ fn unavailable(e: impl std::fmt::Display) -> StoreError {
 /// Events in PostgreSQL.
 pub struct PostgresStore {
     pool: PgPool,
+    changes: tokio::sync::broadcast::Sender<String>,
 }
 
 impl PostgresStore {
@@ -53,7 +54,9 @@ impl PostgresStore {
                 .await
                 .map_err(unavailable)?;
         }
-        Ok(PostgresStore { pool })
+        let (changes, _) = tokio::sync::broadcast::channel(4096);
+        tokio::spawn(listen(pool.clone(), changes.clone()));
+        Ok(PostgresStore { pool, changes })
     }
 
     async fn current(&self, game: &str) -> Result<u64, StoreError> {
@@ -190,6 +193,10 @@ impl EventStore for PostgresStore {
         })
     }
 
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        Some(self.changes.subscribe())
+    }
+
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
         Box::pin(async move {
             sqlx::query_as(
@@ -199,5 +206,30 @@ impl EventStore for PostgresStore {
             .await
             .map_err(unavailable)
         })
+    }
+}
+
+/// Forwards `unoflip_events` notifications. After a lost connection (notifications may have been
+/// missed) it sends `"*"`. Ends when nobody listens any more.
+async fn listen(pool: PgPool, changes: tokio::sync::broadcast::Sender<String>) {
+    loop {
+        if changes.receiver_count() == 0 && changes.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
+            Ok(l) => l,
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        if listener.listen("unoflip_events").await.is_err() {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            continue;
+        }
+        let _ = changes.send("*".to_owned());
+        while let Ok(notification) = listener.recv().await {
+            let _ = changes.send(notification.payload().to_owned());
+        }
     }
 }

@@ -9,3 +9,4 @@ mod ops;
 mod recovery;
 mod refusals;
 mod streams;
+mod two_servers;
