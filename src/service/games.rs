@@ -864,10 +864,10 @@ impl Games {
                     let names: Vec<String> =
                         games.order.read().map(|o| o.clone()).unwrap_or_default();
                     for name in names {
-                        games.changed(&name).await;
+                        games.changed(&name, None).await;
                     }
-                } else {
-                    games.changed(&name).await;
+                } else if let Some((version, game)) = name.split_once(' ') {
+                    games.changed(game, version.parse().ok()).await;
                 }
             }
         });
@@ -875,9 +875,12 @@ impl Games {
 
     /// Catches up a game this server holds after another server wrote to it (a wake-up from
     /// the store: it may come late or twice, never with the events themselves).
-    pub async fn changed(&self, name: &str) {
+    pub async fn changed(&self, name: &str, version: Option<u64>) {
         let Ok(handle) = self.get(name) else { return };
         let mut entry = handle.entry.lock().await;
+        if version.is_some_and(|v| entry.log.len() as u64 >= v) {
+            return; // Already here: this server's own write, or caught up already.
+        }
         if let Err(e) = self.refresh(&handle, &mut entry).await {
             tracing::warn!(game = %name, error = %e.message, "catching up with the store failed");
         }

@@ -91,9 +91,9 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every unfinished game's name and lobby record, oldest first.
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>>;
 
-    /// Names of games that other processes wrote to, as they write, for a store that several
-    /// servers share (`None` for the others). Only a wake-up: a name may come late, twice, or
-    /// not at all (then `"*"` comes, meaning "any game may have changed").
+    /// `"<version> <game>"` for each append, as it is made, for a store that several servers
+    /// share (`None` for the others). Only a wake-up: one may come late, twice, or not at all
+    /// (then `"*"` comes, meaning "any game may have changed").
     fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         None
     }

@@ -2,8 +2,9 @@
 //!
 //! Events are keyed on (game, version): two writers cannot both append event N, and the loser's
 //! conflict is recognised by the unique-violation SQLSTATE (23505), never by the error's text. The
-//! schema is created at start. Every append also sends a NOTIFY on `unoflip_events` with the game's
-//! name: only a wake-up for other servers, which read the events themselves.
+//! schema is created at start. Every append also sends a NOTIFY on `unoflip_events` with the new
+//! version and the game's name (`"12 games/x"`): only a wake-up for other servers, which read the
+//! events themselves.
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
@@ -78,55 +79,49 @@ impl EventStore for PostgresStore {
         events: &'a [Event],
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
-            let mut tx = self.pool.begin().await.map_err(unavailable)?;
-            let (max,): (Option<i64>,) =
-                sqlx::query_as("SELECT MAX(version) FROM unoflip_events WHERE game = $1")
-                    .bind(game)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(unavailable)?;
-            let actual = u64::try_from(max.unwrap_or(0)).unwrap_or(0);
-            if actual != expected {
+            let versions: Vec<i64> = (1..=events.len() as u64)
+                .map(|i| i64::try_from(expected + i).unwrap_or(i64::MAX))
+                .collect();
+            let bodies: Vec<String> = events.iter().map(encode).collect();
+            let expected_sql = i64::try_from(expected).map_err(unavailable)?;
+            // One statement: it inserts only if the game is at the expected version, and the
+            // unique key on (game, version) stops a writer racing for the same number.
+            let inserted = sqlx::query(
+                "INSERT INTO unoflip_events (game, version, body)
+                 SELECT $1, v, b FROM UNNEST($2::BIGINT[], $3::TEXT[]) AS t (v, b)
+                 WHERE (SELECT COALESCE(MAX(version), 0) FROM unoflip_events WHERE game = $1) = $4",
+            )
+            .bind(game)
+            .bind(&versions)
+            .bind(&bodies)
+            .bind(expected_sql)
+            .execute(&self.pool)
+            .await;
+            let conflict = match inserted {
+                Ok(done) => done.rows_affected() != events.len() as u64,
+                Err(e)
+                    if e.as_database_error()
+                        .and_then(|d| d.code())
+                        .is_some_and(|c| c == UNIQUE_VIOLATION) =>
+                {
+                    true
+                }
+                Err(e) => return Err(unavailable(e)),
+            };
+            if conflict {
                 return Err(StoreError::Conflict {
                     game: game.to_owned(),
                     expected,
-                    actual,
+                    actual: self.current(game).await?,
                 });
             }
-            for (i, event) in events.iter().enumerate() {
-                let version = i64::try_from(expected + i as u64 + 1).map_err(unavailable)?;
-                let inserted = sqlx::query(
-                    "INSERT INTO unoflip_events (game, version, body) VALUES ($1, $2, $3)",
-                )
-                .bind(game)
-                .bind(version)
-                .bind(encode(event))
-                .execute(&mut *tx)
-                .await;
-                if let Err(e) = inserted {
-                    let unique = e
-                        .as_database_error()
-                        .and_then(|d| d.code())
-                        .is_some_and(|c| c == UNIQUE_VIOLATION);
-                    drop(tx);
-                    return Err(if unique {
-                        StoreError::Conflict {
-                            game: game.to_owned(),
-                            expected,
-                            actual: self.current(game).await.unwrap_or(expected + 1),
-                        }
-                    } else {
-                        unavailable(e)
-                    });
-                }
-            }
+            let new_version = expected + events.len() as u64;
             sqlx::query("SELECT pg_notify('unoflip_events', $1)")
-                .bind(game)
-                .execute(&mut *tx)
+                .bind(format!("{new_version} {game}"))
+                .execute(&self.pool)
                 .await
                 .map_err(unavailable)?;
-            tx.commit().await.map_err(unavailable)?;
-            Ok(expected + events.len() as u64)
+            Ok(new_version)
         })
     }
 
