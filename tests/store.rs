@@ -1,10 +1,12 @@
 //! One conformance suite for every event store backend, then what only a file store can show:
 //! data survives reopening, and damaged data is refused by name.
 
+mod common;
+
 use std::sync::Arc;
 
 use unoflip::rules::{Event, Options, Ruleset, Seat};
-use unoflip::store::{EventStore, MemoryStore, PostgresStore, SqliteStore, StoreError};
+use unoflip::store::{EventStore, MemoryStore, SqliteStore, StoreError};
 
 fn created() -> Event {
     Event::GameCreated {
@@ -198,28 +200,9 @@ async fn damaged_sqlite_data_is_refused_with_the_game_and_version() {
     assert_eq!(store.read("games/good", 0).await.unwrap(), vec![created()]);
 }
 
-/// The PostgreSQL of the tests: `UNOFLIP_TEST_POSTGRES`, else the local server CI starts. Without
-/// one the test says so and skips, except under CI, where it must run.
-pub async fn postgres() -> Option<PostgresStore> {
-    let url = std::env::var("UNOFLIP_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    match PostgresStore::connect(&url).await {
-        Ok(store) => Some(store),
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("PostgreSQL at {url} is required in CI: {e}")
-        }
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: no PostgreSQL at {url} ({e}); set UNOFLIP_TEST_POSTGRES to run this test"
-            );
-            None
-        }
-    }
-}
-
 #[tokio::test]
 async fn the_postgres_store_conforms() {
-    let Some(store) = postgres().await else {
+    let Some(store) = common::test_postgres().await else {
         return;
     };
     conformance(Arc::new(store), &format!("t{}-", rand_suffix())).await;
@@ -227,7 +210,7 @@ async fn the_postgres_store_conforms() {
 
 #[tokio::test]
 async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
-    let Some(store) = postgres().await else {
+    let Some(store) = common::test_postgres().await else {
         return;
     };
     let game = format!("games/t{}-bad", rand_suffix());

@@ -384,16 +384,11 @@ async fn bots_move_after_the_bot_delay() {
         if v.turn == 1 || v.awaiting == pb::Awaiting::MatchOver as i32 {
             break;
         }
-        use unoflip::rules::{Action, Color};
-        let seat_action = match pb::Awaiting::try_from(v.awaiting).unwrap() {
-            pb::Awaiting::Play => Action::Draw,
-            pb::Awaiting::PlayOrKeepDrawn => Action::Keep,
-            pb::Awaiting::Penalty => Action::Accept,
-            pb::Awaiting::ChooseColor if v.side == pb::Side::Dark as i32 => {
-                Action::ChooseColor { color: Color::Pink }
-            }
-            pb::Awaiting::ChooseColor => Action::ChooseColor { color: Color::Red },
-            _ => break,
+        let Some(seat_action) = super::common::plain_move(
+            pb::Awaiting::try_from(v.awaiting).unwrap(),
+            v.side == pb::Side::Dark as i32,
+        ) else {
+            break;
         };
         games
             .submit(&handle, 0, seat_action, "", None)

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use unoflip::proto as pb;
-use unoflip::rules::{Action, Viewer};
+use unoflip::rules::Viewer;
 use unoflip::service::{Config, Games};
 use unoflip::store::{EventStore, SqliteStore};
 
@@ -23,17 +23,11 @@ fn temp_db() -> std::path::PathBuf {
 async fn moves(games: &Games, handle: &Arc<unoflip::service::GameHandle>, n: usize) {
     for _ in 0..n {
         let v = games.view(handle, Viewer::Spectator).await.unwrap();
-        let action = match pb::Awaiting::try_from(v.awaiting).unwrap() {
-            pb::Awaiting::Play => Action::Draw,
-            pb::Awaiting::PlayOrKeepDrawn => Action::Keep,
-            pb::Awaiting::Penalty => Action::Accept,
-            pb::Awaiting::ChooseColor if v.side == pb::Side::Dark as i32 => Action::ChooseColor {
-                color: unoflip::rules::Color::Pink,
-            },
-            pb::Awaiting::ChooseColor => Action::ChooseColor {
-                color: unoflip::rules::Color::Red,
-            },
-            _ => return,
+        let Some(action) = super::common::plain_move(
+            pb::Awaiting::try_from(v.awaiting).unwrap(),
+            v.side == pb::Side::Dark as i32,
+        ) else {
+            return;
         };
         games
             .submit(handle, v.turn as usize, action, "", None)

@@ -9,24 +9,8 @@ use unoflip::proto as pb;
 use unoflip::service::{self, Config, Games, Limits};
 use unoflip::store::PostgresStore;
 
+use super::common::test_postgres;
 use super::harness::*;
-
-async fn postgres() -> Option<PostgresStore> {
-    let url = std::env::var("UNOFLIP_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    match PostgresStore::connect(&url).await {
-        Ok(store) => Some(store),
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("PostgreSQL at {url} is required in CI: {e}")
-        }
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: no PostgreSQL at {url} ({e}); set UNOFLIP_TEST_POSTGRES to run this test"
-            );
-            None
-        }
-    }
-}
 
 async fn start_server(
     store: PostgresStore,
@@ -44,7 +28,7 @@ async fn start_server(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_postgres_share_games() {
-    let (Some(a_store), Some(b_store)) = (postgres().await, postgres().await) else {
+    let (Some(a_store), Some(b_store)) = (test_postgres().await, test_postgres().await) else {
         return;
     };
     let (a_addr, _stop_a) = start_server(a_store).await;

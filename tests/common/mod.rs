@@ -386,3 +386,37 @@ pub fn after_playing(seats: usize, dark: bool, seat: Seat, top: &str, card: &str
     play(&mut game, seat, card);
     game
 }
+
+/// The PostgreSQL of the tests: `UNOFLIP_TEST_POSTGRES`, else the local server CI starts. Without
+/// one a test says so and skips, except under CI (`CI` set), where it must run.
+pub async fn test_postgres() -> Option<unoflip::store::PostgresStore> {
+    let url = std::env::var("UNOFLIP_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    match unoflip::store::PostgresStore::connect(&url).await {
+        Ok(store) => Some(store),
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!("PostgreSQL at {url} is required in CI: {e}")
+        }
+        Err(e) => {
+            eprintln!(
+                "SKIPPED: no PostgreSQL at {url} ({e}); set UNOFLIP_TEST_POSTGRES to run this test"
+            );
+            None
+        }
+    }
+}
+
+/// A move that is always legal for the seat to move and needs no choice of card: draw, keep,
+/// take the penalty, or declare the first color of the active side. For tests that only need
+/// the game to move on.
+pub fn plain_move(awaiting: unoflip::proto::Awaiting, dark: bool) -> Option<Action> {
+    use unoflip::proto::Awaiting as A;
+    Some(match awaiting {
+        A::Play => Action::Draw,
+        A::PlayOrKeepDrawn => Action::Keep,
+        A::Penalty => Action::Accept,
+        A::ChooseColor if dark => Action::ChooseColor { color: Color::Pink },
+        A::ChooseColor => Action::ChooseColor { color: Color::Red },
+        _ => return None,
+    })
+}
