@@ -1,0 +1,98 @@
+"""An example bot that plays a seat only through the API: it follows the seat's stream and, at
+each prompt, picks one of the legal actions the server lists.
+
+    python -m unoflip.bot --server 127.0.0.1:50051 --bots 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+
+from unoflip.client import Client, Seat, UnoflipError
+from unoflip.v1 import cards_pb2, game_pb2
+
+# Refusals a bot may meet when the table moved on between its prompt and its move: it waits for
+# the next prompt.
+_STALE = {"VERSION_MISMATCH", "NOT_YOUR_TURN", "NOTHING_TO_CATCH", "NO_UNO_TO_CALL"}
+
+
+def face(card: cards_pb2.Card, side: int) -> cards_pb2.Face:
+    """The active face of a card."""
+    return card.dark if side == cards_pb2.SIDE_DARK else card.light
+
+
+def best_color(view: game_pb2.View) -> int:
+    """The color the bot holds most of on the active side."""
+    counts = collections.Counter(
+        face(c, view.side).color for c in view.hand if face(c, view.side).color != cards_pb2.COLOR_UNSPECIFIED
+    )
+    return counts.most_common(1)[0][0] if counts else 0
+
+
+def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random) -> game_pb2.Action:
+    """One of `legal`: catch a forgotten UNO, else play (numbers and actions before wilds, calling
+    UNO when it leaves one card), else declare the color it holds most of, else the rest."""
+    kinds = collections.defaultdict(list)
+    for action in legal:
+        kinds[action.WhichOneof("kind")].append(action)
+    if kinds["catch_uno"]:
+        return kinds["catch_uno"][0]
+    if kinds["call_uno"]:
+        return kinds["call_uno"][0]
+    plays = kinds["play_card"]
+    if plays:
+        hand = {c.id: c for c in view.hand}
+        color = best_color(view)
+
+        def rank(a: game_pb2.Action) -> tuple:
+            card = hand.get(a.play_card.card)
+            wild = card is not None and face(card, view.side).color == cards_pb2.COLOR_UNSPECIFIED
+            return (wild, not a.play_card.uno, wild and a.play_card.color != color, rng.random())
+
+        return min(plays, key=rank)
+    if kinds["choose_color"]:
+        color = best_color(view)
+        return next((a for a in kinds["choose_color"] if a.choose_color.color == color), kinds["choose_color"][0])
+    for kind in ("accept_penalty", "keep_card", "draw_card", "challenge"):
+        if kinds[kind]:
+            return kinds[kind][0]
+    return rng.choice(legal)
+
+
+def play_seat(seat: Seat, *, rng: random.Random | None = None, after: int = 0) -> game_pb2.View:
+    """Plays `seat` until the match is over; returns the final view."""
+    rng = rng or random.Random()
+    for message in seat.events(after=after):
+        kind = message.WhichOneof("kind")
+        if kind == "event" and message.event.WhichOneof("kind") == "match_ended":
+            return seat.view()
+        if kind == "prompt":
+            view = seat.view()
+            if view.version != message.prompt.version:
+                continue  # the table moved on; a newer prompt follows
+            try:
+                seat.act(choose(list(message.prompt.legal_actions), view, rng), expected_version=message.prompt.version)
+            except UnoflipError as error:
+                if error.reason not in _STALE:
+                    raise
+    return seat.view()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Play one seat of an unoflip game with the example bot.")
+    parser.add_argument("--server", default="127.0.0.1:50051")
+    parser.add_argument("--ruleset", choices=["flip", "classic"], default="flip")
+    parser.add_argument("--bots", type=int, default=3, help="server bots at the table")
+    args = parser.parse_args()
+    with Client(args.server) as client:
+        game = client.create_game(ruleset=args.ruleset, seats=args.bots + 1, bot_seats=range(1, args.bots + 1))
+        seat = client.join(game.name, name="python bot")
+        seat.start()
+        view = play_seat(seat)
+        print(f"{game.name}: winners {list(view.winners)}, scores {[p.score for p in view.players]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""A small typed wrapper over the generated stubs: create or join a game, read the view, act,
+and follow a seat's stream with automatic resume after a dropped connection."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from unoflip.v1 import cards_pb2, game_pb2, service_pb2, service_pb2_grpc
+
+RULESETS = {"flip": game_pb2.RULESET_FLIP, "classic": game_pb2.RULESET_CLASSIC}
+BOT_LEVELS = {"random": game_pb2.BOT_LEVEL_RANDOM, "heuristic": game_pb2.BOT_LEVEL_HEURISTIC}
+HOUSE_RULES = (
+    "stacking",
+    "jump_in",
+    "seven_zero",
+    "draw_to_match",
+    "multi",
+    "false_uno",
+    "strict_wild_draw",
+    "play_to_last",
+)
+
+# Codes on which a stream is resumed rather than given up.
+_RESUMABLE = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+class UnoflipError(Exception):
+    """A call the server refused or could not serve.
+
+    `reason` is the server's stable UPPER_SNAKE code from its ErrorInfo detail (NOT_YOUR_TURN,
+    CARD_NOT_IN_HAND, VERSION_MISMATCH, ...), or the gRPC code's name when there is none.
+    """
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str, metadata: dict[str, str]):
+        super().__init__(f"{reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.metadata = metadata
+
+    @classmethod
+    def from_rpc(cls, error: grpc.RpcError) -> UnoflipError:
+        code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+        message = error.details() if hasattr(error, "details") else str(error)
+        reason, metadata = code.name, {}
+        try:
+            status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        except (ValueError, AttributeError):
+            status = None
+        for detail in status.details if status else ():
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                reason, metadata = info.reason, dict(info.metadata)
+        return cls(code, reason, message or "", metadata)
+
+
+@dataclass(frozen=True)
+class SeatToken:
+    """A seat of a game and the secret that authorizes it; keep it to come back to the seat."""
+
+    game: str
+    seat: int
+    token: str
+
+
+class Client:
+    """A connection to an unoflip server, e.g. `Client("127.0.0.1:50051")`."""
+
+    def __init__(
+        self,
+        target: str = "127.0.0.1:50051",
+        *,
+        channel: grpc.Channel | None = None,
+        retry_for: float = 15.0,
+    ):
+        """`retry_for`: seconds that calls safe to repeat (reads, and moves sent with an
+        expected_version) are retried while the server is unreachable, e.g. restarting."""
+        self.target = target
+        self.retry_for = retry_for
+        self.channel = channel or grpc.insecure_channel(target)
+        self.stub = service_pb2_grpc.UnoFlipServiceStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method, request, token: str | None = None, *, retry: bool = False, timeout: float = 30.0):
+        metadata = [("authorization", f"Bearer {token}")] if token else None
+        deadline = time.monotonic() + (self.retry_for if retry else 0.0)
+        while True:
+            try:
+                return method(request, metadata=metadata, timeout=timeout)
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise UnoflipError.from_rpc(error) from None
+                time.sleep(0.1)
+
+    def create_game(
+        self,
+        *,
+        ruleset: str = "flip",
+        seats: int = 4,
+        bot_seats: Iterable[int] = (),
+        bot_level: str = "heuristic",
+        turn_timer_seconds: int = 0,
+        single_round: bool = False,
+        target_score: int = 0,
+        alternative_scoring: bool = False,
+        house_rules: Iterable[str] = (),
+        deck_order: Iterable[int] = (),
+        admin_token: str | None = None,
+    ) -> game_pb2.Game:
+        """Creates a game; returns it (its `name` is `games/{id}`)."""
+        if ruleset not in RULESETS:
+            raise ValueError(f"ruleset must be one of {sorted(RULESETS)}, not {ruleset!r}")
+        if bot_level not in BOT_LEVELS:
+            raise ValueError(f"bot_level must be one of {sorted(BOT_LEVELS)}, not {bot_level!r}")
+        rules = {}
+        for rule in house_rules:
+            if rule not in HOUSE_RULES:
+                raise ValueError(f"unknown house rule {rule!r}; known: {', '.join(HOUSE_RULES)}")
+            rules[rule] = True
+        options = game_pb2.GameOptions(
+            ruleset=RULESETS[ruleset],
+            seats=seats,
+            bot_seats=list(bot_seats),
+            bot_level=BOT_LEVELS[bot_level],
+            turn_timer_seconds=turn_timer_seconds,
+            single_round=single_round,
+            target_score=target_score,
+            scoring=game_pb2.SCORING_ALTERNATIVE if alternative_scoring else game_pb2.SCORING_STANDARD,
+            house_rules=game_pb2.HouseRules(**rules),
+            deck_order=list(deck_order),
+        )
+        request = service_pb2.CreateGameRequest(options=options)
+        return self._call(self.stub.CreateGame, request, admin_token).game
+
+    def get_game(self, game: str) -> game_pb2.Game:
+        return self._call(self.stub.GetGame, service_pb2.GetGameRequest(name=game), retry=True).game
+
+    def list_games(self, *, open_only: bool = False) -> list[game_pb2.Game]:
+        request = service_pb2.ListGamesRequest(open_only=open_only)
+        return list(self._call(self.stub.ListGames, request, retry=True).games)
+
+    def join(self, game: str, *, name: str = "", seat: int | None = None) -> Seat:
+        """Takes a seat (the first open one unless `seat` is given)."""
+        request = service_pb2.JoinGameRequest(game=game, player_name=name, seat=seat)
+        reply = self._call(self.stub.JoinGame, request)
+        return Seat(self, SeatToken(game, reply.seat, reply.seat_token))
+
+    def seat(self, token: SeatToken) -> Seat:
+        """Comes back to a seat joined earlier (after a restart of the program, say)."""
+        return Seat(self, token)
+
+    def spectate(self, game: str) -> Seat:
+        """Watches a game as a spectator: view and stream only."""
+        return Seat(self, SeatToken(game, -1, ""))
+
+
+class Seat:
+    """One seat of one game, as its player acts and sees it."""
+
+    def __init__(self, client: Client, token: SeatToken):
+        self.client = client
+        self.token = token
+
+    @property
+    def game(self) -> str:
+        return self.token.game
+
+    @property
+    def number(self) -> int:
+        return self.token.seat
+
+    def _call(self, method, request, *, retry: bool = False):
+        return self.client._call(method, request, self.token.token or None, retry=retry)
+
+    def start(self) -> game_pb2.Game:
+        """Deals the first round (every seat must be taken)."""
+        return self._call(self.client.stub.StartGame, service_pb2.StartGameRequest(game=self.game)).game
+
+    def view(self) -> game_pb2.View:
+        """The table as this seat sees it, with its legal actions."""
+        return self._call(self.client.stub.GetView, service_pb2.GetViewRequest(game=self.game), retry=True).view
+
+    def leave(self) -> game_pb2.Game:
+        """Leaves the seat; the server plays it from then on."""
+        return self._call(self.client.stub.LeaveGame, service_pb2.LeaveGameRequest(game=self.game)).game
+
+    def act(
+        self,
+        action: game_pb2.Action,
+        *,
+        expected_version: int | None = None,
+        request_id: str | None = None,
+    ) -> service_pb2.SubmitActionResponse:
+        """Makes a move. A retry with the same `request_id` is answered once; with
+        `expected_version`, the move is refused (VERSION_MISMATCH) if the game has moved on."""
+        request = service_pb2.SubmitActionRequest(
+            game=self.game,
+            action=action,
+            request_id=request_id or uuid.uuid4().hex,
+            expected_version=expected_version,
+        )
+        # A move that names its expected version is safe to send again: if the first attempt
+        # went through, the retry is refused with VERSION_MISMATCH.
+        return self._call(self.client.stub.SubmitAction, request, retry=expected_version is not None)
+
+    def events(
+        self,
+        *,
+        after: int = 0,
+        include_view: bool = False,
+        resume_for: float = 30.0,
+        heartbeats: bool = False,
+    ) -> Iterator[service_pb2.SubscribeResponse]:
+        """The seat's stream: events after `after`, then live ones, with `view`, `caught_up` and
+        `prompt` messages. When the connection drops (or the server restarts), it reconnects from
+        the last event received, so the events come without gap or duplicate; it gives up with
+        UnoflipError after `resume_for` seconds without a connection."""
+        last = after
+        want_view = include_view
+        down_since: float | None = None
+        while True:
+            request = service_pb2.SubscribeRequest(game=self.game, after_version=last, include_view=want_view)
+            metadata = [("authorization", f"Bearer {self.token.token}")] if self.token.token else None
+            call = self.client.stub.Subscribe(request, metadata=metadata)
+            try:
+                for message in call:
+                    down_since = None
+                    kind = message.WhichOneof("kind")
+                    if kind == "event":
+                        if message.event.version <= last:
+                            continue
+                        last = message.event.version
+                    elif kind == "view":
+                        want_view = False
+                        last = max(last, message.view.version)
+                    elif kind == "heartbeat" and not heartbeats:
+                        continue
+                    yield message
+                return
+            except grpc.RpcError as error:
+                if error.code() not in _RESUMABLE:
+                    raise UnoflipError.from_rpc(error) from None
+                now = time.monotonic()
+                down_since = down_since or now
+                if now - down_since > resume_for:
+                    raise UnoflipError.from_rpc(error) from None
+                time.sleep(0.1)
+            finally:
+                call.cancel()
+
+
+def play(card: int | cards_pb2.Card, color: int = 0, uno: bool = False) -> game_pb2.Action:
+    """The action that plays `card` (with a declared `color` for a wild)."""
+    card_id = card if isinstance(card, int) else card.id
+    return game_pb2.Action(play_card=game_pb2.PlayCard(card=card_id, color=color, uno=uno))
+
+
+def draw() -> game_pb2.Action:
+    return game_pb2.Action(draw_card=game_pb2.DrawCard())
+
+
+def keep() -> game_pb2.Action:
+    return game_pb2.Action(keep_card=game_pb2.KeepCard())
+
+
+def choose_color(color: int) -> game_pb2.Action:
+    return game_pb2.Action(choose_color=game_pb2.ChooseColor(color=color))
+
+
+def accept() -> game_pb2.Action:
+    return game_pb2.Action(accept_penalty=game_pb2.AcceptPenalty())
+
+
+def challenge() -> game_pb2.Action:
+    return game_pb2.Action(challenge=game_pb2.Challenge())
+
+
+def call_uno() -> game_pb2.Action:
+    return game_pb2.Action(call_uno=game_pb2.CallUno())
+
+
+def catch(seat: int) -> game_pb2.Action:
+    return game_pb2.Action(catch_uno=game_pb2.CatchUno(seat=seat))

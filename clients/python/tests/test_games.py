@@ -1,0 +1,122 @@
+"""Whole games played by the example bot against the real server, through the API only."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+
+from unoflip import Client, UnoflipError, draw, play
+from unoflip.bot import play_seat
+
+
+class Worker(threading.Thread):
+    """A thread that keeps its target's result or exception."""
+
+    def __init__(self, target):
+        super().__init__(daemon=True)
+        self.run_target, self.result, self.error = target, None, None
+
+    def run(self):
+        try:
+            self.result = self.run_target()
+        except BaseException as error:  # noqa: BLE001 - reported by finish()
+            self.error = error
+
+    def finish(self, timeout=120):
+        self.join(timeout)
+        assert not self.is_alive(), "still running"
+        if self.error:
+            raise self.error
+        return self.result
+
+
+def versions_of(seat, after=0):
+    """The version of the stream's first view, then every event version, until the match ends."""
+    seen = []
+    for message in seat.events(after=after):
+        if message.WhichOneof("kind") == "view" and not seen:
+            seen.append(message.view.version)
+        if message.WhichOneof("kind") == "event":
+            seen.append(message.event.version)
+            if message.event.WhichOneof("kind") == "match_ended":
+                return seen
+    return seen
+
+
+@pytest.mark.parametrize("ruleset", ["flip", "classic"])
+def test_bot_plays_a_whole_match_against_server_bots(client: Client, ruleset: str):
+    game = client.create_game(ruleset=ruleset, seats=4, bot_seats=[1, 2, 3], target_score=200)
+    seat = client.join(game.name, name="py")
+    seat.start()
+    view = play_seat(seat, rng=random.Random(7))
+    assert view.awaiting == 5  # AWAITING_MATCH_OVER
+    assert len(view.winners) >= 1
+    assert max(p.score for p in view.players) >= 200
+    finished = client.get_game(game.name)
+    assert finished.status == 3  # GAME_STATUS_FINISHED
+    assert list(finished.winners) == list(view.winners)
+
+
+def test_two_python_bots_and_two_server_bots_share_a_classic_match(client: Client):
+    game = client.create_game(ruleset="classic", seats=4, bot_seats=[1, 3], single_round=True)
+    a = client.join(game.name, name="a")
+    b = client.join(game.name, name="b")
+    assert (a.number, b.number) == (0, 2)
+    a.start()
+    workers = [Worker(lambda s=s: play_seat(s, rng=random.Random(s.number))) for s in (a, b)]
+    for w in workers:
+        w.start()
+    views = {s.number: w.finish() for s, w in zip((a, b), workers)}
+    assert views[0].version == views[2].version
+    assert list(views[0].winners) == list(views[2].winners)
+    assert views[0].last_round.round == 1
+
+
+def test_stream_resumes_without_gap_across_a_server_restart(server, client: Client):
+    game = client.create_game(ruleset="flip", seats=3, bot_seats=[1, 2])
+    seat = client.join(game.name, name="py")
+    seat.start()
+    # A second stream of the bot's seat collects versions while the bot plays; the server is
+    # killed (SIGKILL) in the middle and restarted on the same SQLite file.
+    observer = Worker(lambda: versions_of(client.seat(seat.token)))
+    observer.start()
+    player = Worker(lambda: play_seat(seat, rng=random.Random(3)))
+    player.start()
+    deadline = time.monotonic() + 60
+    while client.get_game(game.name).version < 20 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    killed_at = client.get_game(game.name).version
+    server.restart()
+    player.finish()
+    collected = observer.finish()
+    final = client.get_game(game.name)
+    assert final.status == 3
+    assert killed_at < final.version, "the game did not go on after the restart"
+    first = collected[0]
+    assert collected[1:] == list(range(first + 1, final.version + 1)), "a gap or duplicate in the resumed stream"
+
+
+def test_a_refused_action_is_an_exception_with_its_reason(client: Client):
+    game = client.create_game(ruleset="flip", seats=2, bot_seats=[1])
+    seat = client.join(game.name)
+    seat.start()
+    view = seat.view()
+    held = {c.id for c in view.hand}
+    stranger = next(i for i in range(112) if i not in held and i not in {c.id for c in view.discard})
+    with pytest.raises(UnoflipError) as refused:
+        seat.act(play(stranger), expected_version=view.version)
+    assert refused.value.reason in {"CARD_NOT_IN_HAND", "NOT_YOUR_TURN"}
+    assert seat.view().version == view.version
+
+    with pytest.raises(UnoflipError) as stale:
+        seat.act(draw(), expected_version=view.version + 1000)
+    assert stale.value.reason == "VERSION_MISMATCH"
+    assert seat.view().version == view.version
+
+    with pytest.raises(UnoflipError) as bad:
+        client.join("games/nope")
+    assert bad.value.reason == "GAME_NOT_FOUND"
+    assert bad.value.code.name == "NOT_FOUND"
