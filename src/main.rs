@@ -1,6 +1,7 @@
 //! The `unoflip` binary: flags and wiring only.
 //!
-//! `unoflip serve` runs the gRPC server.
+//! `unoflip serve` runs the gRPC server, `unoflip play` is a terminal client for a person, and
+//! `unoflip arena` plays bots against bots.
 
 #![deny(clippy::unwrap_used)]
 
@@ -56,6 +57,37 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Plays a game in the terminal against a server: creates one with bot seats, or joins one.
+    Play {
+        /// The server.
+        #[arg(long, env = "UNOFLIP_SERVER", default_value = "http://127.0.0.1:50051")]
+        server: String,
+        /// Join this game (`games/{id}`) instead of creating one.
+        #[arg(long)]
+        game: Option<String>,
+        /// The seat wanted when joining (the first open one when absent).
+        #[arg(long)]
+        seat: Option<u32>,
+        /// Come back to a seat joined earlier (needs --game).
+        #[arg(long, env = "UNOFLIP_SEAT_TOKEN")]
+        token: Option<String>,
+        /// Your name at the table.
+        #[arg(long, default_value = "player")]
+        name: String,
+        /// The ruleset of a created game.
+        #[arg(long, value_enum, default_value = "flip")]
+        ruleset: RulesetArg,
+        /// Seats of a created game.
+        #[arg(long, default_value_t = 4)]
+        seats: u32,
+        /// Seats of a created game played by server bots (the last ones); all but yours when
+        /// absent.
+        #[arg(long)]
+        bots: Option<u32>,
+        /// Plain text: no colors, no screen clearing.
+        #[arg(long)]
+        no_color: bool,
+    },
     /// Runs the gRPC server (grpc-web and CORS included).
     Serve {
         /// Address to listen on.
@@ -100,8 +132,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
+        .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
+        Command::Play {
+            server,
+            game,
+            seat,
+            token,
+            name,
+            ruleset,
+            seats,
+            bots,
+            no_color,
+        } => {
+            let options = unoflip::play::PlayOptions {
+                server,
+                game,
+                seat,
+                token,
+                name,
+                classic: matches!(ruleset, RulesetArg::Classic),
+                seats,
+                bots,
+                color: !no_color,
+            };
+            let input = tokio::io::BufReader::new(tokio::io::stdin());
+            unoflip::play::run(options, input).await?;
+        }
         Command::Arena {
             games,
             ruleset,

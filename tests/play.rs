@@ -1,0 +1,157 @@
+//! `unoflip play` driven in a pseudo-terminal against a real `unoflip serve` with bot seats: the
+//! table shows, moves are taken by number, a bad number is explained, and a server restart is
+//! survived by resuming the stream.
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rexpect::reader::Options;
+use rexpect::session::PtySession;
+
+struct Server {
+    port: u16,
+    db: std::path::PathBuf,
+    child: Option<Child>,
+}
+
+impl Server {
+    fn start(port: u16, db: std::path::PathBuf) -> Server {
+        let mut server = Server {
+            port,
+            db,
+            child: None,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{}", self.port),
+                "--store",
+                &format!("sqlite:{}", self.db.display()),
+                "--bot-delay-ms",
+                "20",
+            ])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits for the move list and picks the first action; returns the screen before it.
+fn move_first(play: &mut PtySession) -> String {
+    let screen = play.exp_string("type a number and Enter").unwrap();
+    play.send_line("1").unwrap();
+    screen
+}
+
+#[test]
+fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
+    let dir = std::env::temp_dir().join(format!("unoflip-play-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("games.sqlite3");
+    let _ = std::fs::remove_file(&db);
+    let port = free_port();
+    let mut server = Server::start(port, db);
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_unoflip"));
+    command.args([
+        "play",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--name",
+        "tester",
+        "--seats",
+        "3",
+    ]);
+    let mut play = rexpect::session::spawn_with_options(
+        command,
+        Options::new()
+            .timeout_ms(Some(30_000))
+            .strip_ansi_escape_codes(false),
+    )
+    .unwrap();
+
+    play.exp_string("seat 0. Come back to this seat with:")
+        .unwrap();
+    let first = move_first(&mut play);
+    assert!(first.contains("YOUR TURN"), "{first}");
+    assert!(
+        first.contains("light side") || first.contains("dark side"),
+        "{first}"
+    );
+    assert!(first.contains("top discard: "), "{first}");
+    assert!(first.contains("your hand ("), "{first}");
+    assert!(first.contains("color: "), "{first}");
+    // The opponents' counts and visible (dark) faces, and the numbered legal actions.
+    assert!(first.contains("  seat 1: "), "{first}");
+    assert!(first.contains("  seat 2: "), "{first}");
+    assert!(first.contains("your move:\r\n  1) "), "{first}");
+    // Card colors are painted with ANSI colors, and the screen is redrawn.
+    assert!(first.contains("\x1b[2J\x1b[H"), "{first}");
+    assert!(
+        ["\x1b[31m", "\x1b[33m", "\x1b[32m", "\x1b[34m"]
+            .iter()
+            .any(|c| first.contains(c)),
+        "{first}"
+    );
+
+    // The first action was taken: the log says what it was.
+    play.exp_regex("you (played|drew|kept) ").unwrap();
+
+    // A number out of range is explained and changes nothing.
+    play.exp_string("type a number and Enter").unwrap();
+    play.send_line("99").unwrap();
+    play.exp_string("type a number from 1 to").unwrap();
+
+    // The server dies and comes back on the same store: the client resumes and plays on.
+    server.kill();
+    play.exp_string("connection lost").unwrap();
+    server.spawn();
+    let after = move_first(&mut play);
+    assert!(after.contains("YOUR TURN"), "{after}");
+    play.exp_regex("you (played|drew|kept) ").unwrap();
+
+    play.exp_string("type a number and Enter").unwrap();
+    play.send_line("q").unwrap();
+    play.exp_string("Bye.").unwrap();
+    play.exp_eof().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
