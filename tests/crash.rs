@@ -1,6 +1,8 @@
 //! A server killed with SIGKILL under load loses no acknowledged move: restarted on the same
-//! SQLite file, every game holds every event a client saw acknowledged, streams resume without a
-//! gap, and the games play on to the end.
+//! store (an SQLite file, or PostgreSQL), every game holds every event a client saw acknowledged,
+//! streams resume without a gap, and the games play on to the end.
+
+mod common;
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -32,7 +34,7 @@ impl Drop for Server {
     }
 }
 
-fn spawn(port: u16, db: &std::path::Path) -> Server {
+fn spawn(port: u16, store: &str) -> Server {
     Server(
         Command::new(env!("CARGO_BIN_EXE_unoflip"))
             .args([
@@ -40,7 +42,7 @@ fn spawn(port: u16, db: &std::path::Path) -> Server {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
                 "--store",
-                &format!("sqlite:{}", db.display()),
+                store,
                 "--bot-delay-ms",
                 "0",
                 "--rate-limit",
@@ -127,20 +129,35 @@ async fn play(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_killed_under_load_loses_no_acknowledged_move() {
+async fn a_server_killed_under_load_loses_no_acknowledged_move_sqlite() {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
     let dir = std::env::temp_dir().join(format!("unoflip-crash-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("games.sqlite3");
+    let store = format!("sqlite:{}", dir.join("games.sqlite3").display());
+    crash_and_recover(&store).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_under_load_loses_no_acknowledged_move_postgres() {
+    if common::test_postgres().await.is_none() {
+        return;
+    }
+    crash_and_recover(&common::test_postgres_url()).await;
+}
+
+/// Plays 20 games against a server on `store`, kills it with SIGKILL, restarts it on the same
+/// store and checks every game.
+async fn crash_and_recover(store: &str) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut server = spawn(port, &db);
+    let mut server = spawn(port, store);
     let mut client = connect(port).await;
     let mut tables = Vec::new();
     for _ in 0..20 {
@@ -205,7 +222,7 @@ async fn a_server_killed_under_load_loses_no_acknowledged_move() {
         "the server was under load: {acked:?}"
     );
 
-    let _server = spawn(port, &db);
+    let _server = spawn(port, store);
     let mut client = connect(port).await;
     for (game, tokens) in &tables {
         let stored = client

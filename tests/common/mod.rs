@@ -387,11 +387,16 @@ pub fn after_playing(seats: usize, dark: bool, seat: Seat, top: &str, card: &str
     game
 }
 
+/// The URL of the tests' PostgreSQL: `UNOFLIP_TEST_POSTGRES`, else the local server.
+pub fn test_postgres_url() -> String {
+    std::env::var("UNOFLIP_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
 /// The PostgreSQL of the tests: `UNOFLIP_TEST_POSTGRES`, else the local server CI starts. Without
 /// one a test says so and skips, except under CI (`CI` set), where it must run.
 pub async fn test_postgres() -> Option<unoflip::store::PostgresStore> {
-    let url = std::env::var("UNOFLIP_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    let url = test_postgres_url();
     match unoflip::store::PostgresStore::connect(&url).await {
         Ok(store) => Some(store),
         Err(e) if std::env::var_os("CI").is_some() => {
