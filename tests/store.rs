@@ -6,7 +6,11 @@ mod common;
 use std::sync::Arc;
 
 use unoflip::rules::{Event, Options, Ruleset, Seat};
-use unoflip::store::{EventStore, MemoryStore, SqliteStore, StoreError};
+use unoflip::store::{Committed, EventStore, MemoryStore, SqliteStore, StoreError};
+
+/// The PostgreSQL tests share one database: the test that damages rows must not overlap the
+/// ones reading every game's events.
+static POSTGRES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn created() -> Event {
     Event::GameCreated {
@@ -20,8 +24,23 @@ fn turn(seat: Seat) -> Event {
     Event::TurnStarted { seat }
 }
 
-/// The conformance suite. Game names start with `p` so that runs sharing a database do not meet.
-async fn conformance(store: Arc<dyn EventStore>, p: &str) {
+/// Every event after global position `after`, read `page` at a time.
+async fn read_all(store: &dyn EventStore, mut after: u64, page: usize) -> Vec<Committed> {
+    let mut all = Vec::new();
+    loop {
+        let batch = store.read_all(after, page).await.unwrap();
+        assert!(batch.len() <= page);
+        let Some(last) = batch.last() else {
+            return all;
+        };
+        after = last.position;
+        all.extend(batch);
+    }
+}
+
+/// The conformance suite. Game names start with `p` so that runs sharing a database do not meet;
+/// `start` is a global position before any event of this run.
+async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     let g = |name: &str| format!("games/{p}{name}");
     let (a, b) = (g("a"), g("b"));
     // Appends from 0 and reads back.
@@ -77,6 +96,37 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str) {
         store.read(&g("many-7"), 0).await.unwrap(),
         vec![created(), turn(1), turn(0)]
     );
+    // The global order: every event of this run once, positions increasing, each game's events
+    // in version order; paging gives the same order and resumes after any position.
+    let prefix = format!("games/{p}");
+    let all: Vec<Committed> = read_all(&*store, start, 1000)
+        .await
+        .into_iter()
+        .filter(|c| c.game.starts_with(&prefix))
+        .collect();
+    assert_eq!(all.len(), 3 + 2 + 200 * 3);
+    assert!(all.windows(2).all(|w| w[0].position < w[1].position));
+    for game in [&a, &b, &g("many-7")] {
+        let mine: Vec<(u64, Event)> = all
+            .iter()
+            .filter(|c| &c.game == game)
+            .map(|c| (c.version, c.event.clone()))
+            .collect();
+        let stored = store.read(game, 0).await.unwrap();
+        assert_eq!(mine, (1..).zip(stored).collect::<Vec<_>>(), "{game}");
+    }
+    let paged: Vec<Committed> = read_all(&*store, start, 7)
+        .await
+        .into_iter()
+        .filter(|c| c.game.starts_with(&prefix))
+        .collect();
+    assert_eq!(paged, all);
+    let resumed: Vec<Committed> = read_all(&*store, all[100].position, 50)
+        .await
+        .into_iter()
+        .filter(|c| c.game.starts_with(&prefix))
+        .collect();
+    assert_eq!(resumed, all[101..].to_vec());
     // Lobby records: saved, replaced, and listed while unfinished, oldest first.
     store.save_game(&a, "{\"a\":1}", false).await.unwrap();
     store.save_game(&b, "{\"b\":1}", false).await.unwrap();
@@ -108,7 +158,7 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str) {
 
 #[tokio::test]
 async fn the_memory_store_conforms() {
-    conformance(Arc::new(MemoryStore::new()), "").await;
+    conformance(Arc::new(MemoryStore::new()), "", 0).await;
 }
 
 #[tokio::test]
@@ -117,6 +167,7 @@ async fn the_sqlite_store_conforms() {
     conformance(
         Arc::new(SqliteStore::open(&dir.join("events.sqlite3")).unwrap()),
         "",
+        0,
     )
     .await;
 }
@@ -200,12 +251,74 @@ async fn damaged_sqlite_data_is_refused_with_the_game_and_version() {
     assert_eq!(store.read("games/good", 0).await.unwrap(), vec![created()]);
 }
 
+/// The highest firehose position in the tests' PostgreSQL.
+async fn postgres_position(pool: &sqlx::PgPool) -> u64 {
+    let (max,): (Option<i64>,) = sqlx::query_as("SELECT MAX(pos) FROM unoflip_events")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    u64::try_from(max.unwrap_or(0)).unwrap()
+}
+
 #[tokio::test]
 async fn the_postgres_store_conforms() {
     let Some(store) = common::test_postgres().await else {
         return;
     };
-    conformance(Arc::new(store), &format!("t{}-", rand_suffix())).await;
+    let _alone = POSTGRES.lock().await;
+    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+        .await
+        .unwrap();
+    let start = postgres_position(&pool).await;
+    conformance(Arc::new(store), &format!("t{}-", rand_suffix()), start).await;
+}
+
+/// [Issue: a firehose position that never skips an event committed out of order.] A transaction
+/// that took its position first but commits last holds back every event after it; once it
+/// commits, both come in position order.
+#[tokio::test]
+async fn the_postgres_global_order_never_skips_an_event_committed_late() {
+    let Some(store) = common::test_postgres().await else {
+        return;
+    };
+    let _alone = POSTGRES.lock().await;
+    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+        .await
+        .unwrap();
+    let start = postgres_position(&pool).await;
+    let (slow, fast) = (
+        format!("games/t{}-slow", rand_suffix()),
+        format!("games/t{}-fast", rand_suffix()),
+    );
+    // The slow append's transaction starts (and takes its id) first and stays open.
+    let mut open = pool.begin().await.unwrap();
+    sqlx::query(
+        "INSERT INTO unoflip_events (game, version, body, pos)
+         VALUES ($1, 1, $2, pg_current_xact_id()::TEXT::BIGINT << 16)",
+    )
+    .bind(&slow)
+    .bind(unoflip::rules::encode(&created()))
+    .execute(&mut *open)
+    .await
+    .unwrap();
+    // A later append commits at once.
+    store.append(&fast, 0, &[created()]).await.unwrap();
+    let ours = |all: Vec<Committed>| -> Vec<String> {
+        all.into_iter()
+            .filter(|c| c.game == slow || c.game == fast)
+            .map(|c| c.game)
+            .collect()
+    };
+    assert_eq!(
+        ours(read_all(&store, start, 100).await),
+        Vec::<String>::new(),
+        "the committed event waits behind the open transaction's position"
+    );
+    open.commit().await.unwrap();
+    assert_eq!(
+        ours(read_all(&store, start, 100).await),
+        vec![slow.clone(), fast.clone()]
+    );
 }
 
 #[tokio::test]
@@ -213,11 +326,18 @@ async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
     let Some(store) = common::test_postgres().await else {
         return;
     };
+    let _alone = POSTGRES.lock().await;
     let game = format!("games/t{}-bad", rand_suffix());
     store.append(&game, 0, &[created(), turn(1)]).await.unwrap();
-    let url = std::env::var("UNOFLIP_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+        .await
+        .unwrap();
+    let (position,): (i64,) =
+        sqlx::query_as("SELECT pos FROM unoflip_events WHERE game = $1 AND version = 1")
+            .bind(&game)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     sqlx::query("UPDATE unoflip_events SET body = 'garbage' WHERE game = $1 AND version = 2")
         .bind(&game)
         .execute(&pool)
@@ -231,4 +351,19 @@ async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
         }) => assert_eq!(g, game),
         other => panic!("{other:?}"),
     }
+    // The global order stops at the damaged event, naming it.
+    match store.read_all(u64::try_from(position).unwrap(), 10).await {
+        Err(StoreError::Corrupt {
+            game: g,
+            version: 2,
+            ..
+        }) => assert_eq!(g, game),
+        other => panic!("{other:?}"),
+    }
+    // The database is shared: take the damage away again.
+    sqlx::query("DELETE FROM unoflip_events WHERE game = $1")
+        .bind(&game)
+        .execute(&pool)
+        .await
+        .unwrap();
 }

@@ -62,6 +62,18 @@ impl ServiceError {
     pub fn unavailable(message: impl Into<String>) -> ServiceError {
         ServiceError::new(Code::Unavailable, "STORE_UNAVAILABLE", message)
     }
+
+    /// A store error: damaged data is DATA_LOSS (the message names game and version), anything
+    /// else is the store being unavailable.
+    pub fn store(error: &crate::store::StoreError) -> ServiceError {
+        use crate::store::StoreError as E;
+        match error {
+            E::Corrupt { .. } | E::Gap { .. } => {
+                ServiceError::new(Code::DataLoss, "STORE_DATA_DAMAGED", error.to_string())
+            }
+            _ => ServiceError::unavailable(error.to_string()),
+        }
+    }
 }
 
 impl std::fmt::Display for ServiceError {

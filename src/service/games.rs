@@ -6,7 +6,7 @@
 //! and only then applied and acknowledged: a failed append changes nothing.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
 use rand::rngs::StdRng;
@@ -90,21 +90,15 @@ pub struct GameHandle {
     pub(crate) version: watch::Sender<u64>,
 }
 
-/// The global order of every game's events, for the firehose.
-#[derive(Default)]
-pub(crate) struct Firehose {
-    pub(crate) entries: Mutex<Vec<(Arc<GameHandle>, u64)>>,
-}
-
 /// Every game of this server.
 pub struct Games {
     games: RwLock<HashMap<String, Arc<GameHandle>>>,
     order: RwLock<Vec<String>>,
     tokens: RwLock<HashMap<[u8; 32], String>>,
     store: Arc<dyn EventStore>,
-    pub(crate) firehose: Firehose,
-    /// Firehose length; firehose streams wait on it.
-    pub(crate) firehose_len: watch::Sender<u64>,
+    /// Counts appends, this server's and (for a shared store) other servers'; firehose streams
+    /// wait on it, then read the store.
+    pub(crate) appended: watch::Sender<u64>,
     /// Limits and secrets.
     pub config: Config,
 }
@@ -162,8 +156,7 @@ impl Games {
             order: RwLock::default(),
             tokens: RwLock::default(),
             store,
-            firehose: Firehose::default(),
-            firehose_len: watch::channel(0).0,
+            appended: watch::channel(0).0,
             config,
         })
     }
@@ -177,6 +170,28 @@ impl Games {
             .save_game(name, &record, finished)
             .await
             .map_err(|e| ServiceError::unavailable(e.to_string()))
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &Arc<dyn EventStore> {
+        &self.store
+    }
+
+    /// The options a game was created with, as shown to clients: from this server's copy, else
+    /// from the store's record (a game another server holds, or a finished one).
+    pub(crate) async fn shown_options(&self, name: &str) -> pb::GameOptions {
+        if let Ok(handle) = self.get(name) {
+            return handle.entry.lock().await.options.clone();
+        }
+        use prost::Message;
+        match self.store.record(name).await {
+            Ok(Some((record, _))) => serde_json::from_str::<Record>(&record)
+                .ok()
+                .and_then(|r| hex::decode(r.options).ok())
+                .and_then(|bytes| pb::GameOptions::decode(bytes.as_slice()).ok())
+                .unwrap_or_default(),
+            _ => pb::GameOptions::default(),
+        }
     }
 
     /// Rebuilds every unfinished game of the store: lobby, state, log, timers, tokens. A game
@@ -217,12 +232,6 @@ impl Games {
             entry: tokio::sync::Mutex::new(entry),
             version: watch::channel(version).0,
         });
-        if let Ok(mut fh) = self.firehose.entries.lock() {
-            for v in 1..=version {
-                fh.push((handle.clone(), v));
-            }
-            self.firehose_len.send_replace(fh.len() as u64);
-        }
         if let (Ok(mut games), Ok(mut order)) = (self.games.write(), self.order.write()) {
             if let Some(existing) = games.get(&name) {
                 return Ok(existing.clone());
@@ -788,11 +797,8 @@ impl Games {
             entry.log.push(event);
         }
         let version = entry.log.len() as u64;
-        if let Ok(mut fh) = self.firehose.entries.lock() {
-            for v in expected + 1..=version {
-                fh.push((handle.clone(), v));
-            }
-            self.firehose_len.send_replace(fh.len() as u64);
+        if version > expected {
+            self.appended.send_modify(|n| *n += 1);
         }
         handle.version.send_replace(version);
         entry.deadline = entry.timer.map(|t| Instant::now() + t);
@@ -860,6 +866,7 @@ impl Games {
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(games) = games.upgrade() else { return };
+                games.appended.send_modify(|n| *n += 1);
                 if name == "*" {
                     let names: Vec<String> =
                         games.order.read().map(|o| o.clone()).unwrap_or_default();

@@ -144,6 +144,15 @@ pub fn subscribe_all(games: Arc<Games>, after: u64) -> Stream<pb::SubscribeAllRe
     ReceiverStream::new(rx)
 }
 
+/// Events read from the store per query.
+const FIREHOSE_BATCH: usize = 512;
+
+/// How often a firehose on a shared store looks for events without a wake-up: an append there
+/// becomes readable only once older transactions end, which no notification announces.
+const SHARED_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Feeds the firehose from the store's global order, every game's events projected for a
+/// spectator, until the client leaves.
 async fn firehose(
     games: &Games,
     after: u64,
@@ -154,65 +163,101 @@ async fn firehose(
             .await
             .ok()
     };
-    let mut len_rx = games.firehose_len.subscribe();
+    let fail = |error: crate::store::StoreError| async move {
+        let _ = tx.send(Err(ServiceError::store(&error).into())).await;
+    };
+    let store = games.store().clone();
+    let shared = store.changes().is_some();
+    let mut wake = games.appended.subscribe();
     let mut replicas: HashMap<String, Game> = HashMap::new();
     let mut position = after;
     let mut caught_up = false;
     loop {
-        len_rx.borrow_and_update();
-        let batch: Vec<(Arc<GameHandle>, u64)> = {
-            let entries = games.firehose.entries.lock().ok()?;
-            let start = usize::try_from(position).unwrap_or(usize::MAX);
-            entries.get(start..).map(<[_]>::to_vec).unwrap_or_default()
-        };
-        for (handle, version) in batch {
-            position += 1;
-            let (events, options) = {
-                let entry = handle.entry.lock().await;
-                let have = replicas.get(&handle.name).map_or(0, Game::version);
-                let from = usize::try_from(have).unwrap_or(usize::MAX);
-                let to = usize::try_from(version).unwrap_or(usize::MAX);
-                (
-                    entry
-                        .log
-                        .get(from..to)
-                        .map(<[Event]>::to_vec)
-                        .unwrap_or_default(),
-                    entry.options.clone(),
-                )
+        wake.borrow_and_update();
+        loop {
+            let batch = match store.read_all(position, FIREHOSE_BATCH).await {
+                Ok(batch) => batch,
+                Err(error) => {
+                    fail(error).await;
+                    return None;
+                }
             };
-            let mut last = None;
-            for event in events {
-                match replicas.get_mut(&handle.name) {
-                    Some(game) => game.apply(&event),
-                    None => {
-                        if let Ok(game) = Game::replay([&event]) {
-                            replicas.insert(handle.name.clone(), game);
+            let full = batch.len() == FIREHOSE_BATCH;
+            for committed in batch {
+                position = committed.position;
+                let name = committed.game;
+                // The state before this event, to project it: the replica, or the game's
+                // earlier events read from the store.
+                if replicas.get(&name).map_or(0, Game::version) + 1 != committed.version {
+                    let earlier = match store.read(&name, 0).await {
+                        Ok(events) => events,
+                        Err(error) => {
+                            fail(error).await;
+                            return None;
+                        }
+                    };
+                    let before = usize::try_from(committed.version.saturating_sub(1))
+                        .unwrap_or(usize::MAX)
+                        .min(earlier.len());
+                    match Game::replay(&earlier[..before]) {
+                        Ok(game) => {
+                            replicas.insert(name.clone(), game);
+                        }
+                        Err(_) => {
+                            replicas.remove(&name);
                         }
                     }
                 }
-                last = Some(event);
+                match replicas.get_mut(&name) {
+                    Some(game) => game.apply(&committed.event),
+                    None => {
+                        if let Ok(game) = Game::replay([&committed.event]) {
+                            replicas.insert(name.clone(), game);
+                        }
+                    }
+                }
+                let Some(game) = replicas.get(&name) else {
+                    continue;
+                };
+                // Only the creation event carries the options.
+                let options = if matches!(committed.event, Event::GameCreated { .. }) {
+                    games.shown_options(&name).await
+                } else {
+                    pb::GameOptions::default()
+                };
+                let seen = convert::event(
+                    committed.version,
+                    &project(game, &committed.event, Viewer::Spectator),
+                    &options,
+                );
+                send(AllKind::Event(pb::GameEvent {
+                    game: name.clone(),
+                    position,
+                    event: Some(seen),
+                }))
+                .await?;
+                if game.is_over() {
+                    replicas.remove(&name);
+                }
             }
-            let (Some(event), Some(game)) = (last, replicas.get(&handle.name)) else {
-                continue;
-            };
-            let seen = convert::event(version, &project(game, &event, Viewer::Spectator), &options);
-            send(AllKind::Event(pb::GameEvent {
-                game: handle.name.clone(),
-                position,
-                event: Some(seen),
-            }))
-            .await?;
-            if game.is_over() {
-                replicas.remove(&handle.name);
+            if !full {
+                break;
             }
         }
         if !caught_up {
             caught_up = true;
             send(AllKind::CaughtUp(pb::CaughtUp { version: position })).await?;
         }
+        let poll = async {
+            if shared {
+                tokio::time::sleep(SHARED_POLL).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         tokio::select! {
-            changed = len_rx.changed() => changed.ok()?,
+            changed = wake.changed() => changed.ok()?,
+            () = poll => {}
             () = tokio::time::sleep(games.config.heartbeat) => send(AllKind::Heartbeat(pb::Heartbeat {})).await?,
             () = tx.closed() => return None,
         }

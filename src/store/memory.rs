@@ -3,13 +3,20 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{EventStore, StoreError, StoreFuture};
+use super::{Committed, EventStore, StoreError, StoreFuture};
 use crate::rules::{Event, decode, encode};
+
+/// Every game's encoded events, and the global order of appends (position = index + 1).
+#[derive(Default)]
+struct Logs {
+    games: HashMap<String, Vec<String>>,
+    order: Vec<(String, u64)>,
+}
 
 /// Events kept in memory, encoded as they would be on disk.
 #[derive(Default)]
 pub struct MemoryStore {
-    games: Mutex<HashMap<String, Vec<String>>>,
+    games: Mutex<Logs>,
     records: Mutex<Vec<(String, String, bool)>>,
 }
 
@@ -19,7 +26,7 @@ impl MemoryStore {
         MemoryStore::default()
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<String, Vec<String>>>, StoreError> {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Logs>, StoreError> {
         self.games
             .lock()
             .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))
@@ -34,7 +41,8 @@ impl EventStore for MemoryStore {
         events: &'a [Event],
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
-            let mut games = self.lock()?;
+            let mut guard = self.lock()?;
+            let Logs { games, order } = &mut *guard;
             let log = games.entry(game.to_owned()).or_default();
             let actual = log.len() as u64;
             if actual != expected {
@@ -45,14 +53,15 @@ impl EventStore for MemoryStore {
                 });
             }
             log.extend(events.iter().map(encode));
+            order.extend((actual + 1..=log.len() as u64).map(|v| (game.to_owned(), v)));
             Ok(log.len() as u64)
         })
     }
 
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
         Box::pin(async move {
-            let games = self.lock()?;
-            let Some(log) = games.get(game) else {
+            let guard = self.lock()?;
+            let Some(log) = guard.games.get(game) else {
                 return Ok(Vec::new());
             };
             let start = usize::try_from(after).unwrap_or(usize::MAX);
@@ -67,6 +76,32 @@ impl EventStore for MemoryStore {
                     })
                 })
                 .collect()
+        })
+    }
+
+    fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>> {
+        Box::pin(async move {
+            let guard = self.lock()?;
+            let start = usize::try_from(after).unwrap_or(usize::MAX);
+            let mut out = Vec::new();
+            for (i, (game, version)) in guard.order.iter().enumerate().skip(start).take(limit) {
+                let text = usize::try_from(*version - 1)
+                    .ok()
+                    .and_then(|v| guard.games.get(game)?.get(v))
+                    .map_or("", String::as_str);
+                let event = decode(text).map_err(|error| StoreError::Corrupt {
+                    game: game.clone(),
+                    version: *version,
+                    error,
+                })?;
+                out.push(Committed {
+                    position: i as u64 + 1,
+                    game: game.clone(),
+                    version: *version,
+                    event,
+                });
+            }
+            Ok(out)
         })
     }
 

@@ -63,6 +63,20 @@ pub enum StoreError {
     Unavailable(String),
 }
 
+/// One stored event in the store's global order (the firehose).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Committed {
+    /// Its global position: increasing in the order the store made events visible, not
+    /// necessarily contiguous. Every event is read after every event of a lower position.
+    pub position: u64,
+    /// The game, `games/{id}`.
+    pub game: String,
+    /// Its number in the game's log.
+    pub version: u64,
+    /// The event.
+    pub event: Event,
+}
+
 /// Where games' events are kept. Versions count events from 1.
 pub trait EventStore: Send + Sync + 'static {
     /// Appends `events` to `game`, which must hold exactly `expected` events. Returns the new
@@ -76,6 +90,12 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// The events of `game` after version `after`, in order.
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>>;
+
+    /// Up to `limit` events of every game after global position `after`, in position order.
+    /// Never skips an event: once an event at position P has been returned, no event with a
+    /// position below P becomes visible later (an append still being committed holds back the
+    /// events after it). A damaged event ends the read with `Corrupt`, naming game and version.
+    fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>>;
 
     /// Creates or replaces `game`'s lobby record; `finished` games are not recovered.
     fn save_game<'a>(

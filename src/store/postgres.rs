@@ -5,14 +5,23 @@
 //! schema is created at start. Every append also sends a NOTIFY on `unoflip_events` with the new
 //! version and the game's name (`"12 games/x"`): only a wake-up for other servers, which read the
 //! events themselves.
+//!
+//! The firehose's global position of an event is `(xid << 16) + i`: the id of the transaction
+//! that appended it, then its index in that append. Transaction ids are taken in start order, not
+//! commit order, so `read_all` returns only events of transactions older than the oldest one
+//! still running (`pg_snapshot_xmin`): those are all finished, so no event can later appear below
+//! a position already read. The price is a short delay while older transactions are open.
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::{EventStore, StoreError, StoreFuture};
+use super::{Committed, EventStore, StoreError, StoreFuture};
 use crate::rules::{Event, decode, encode};
 
 /// SQLSTATE of a unique violation.
 const UNIQUE_VIOLATION: &str = "23505";
+
+/// Events one append may hold (the index within an append takes 16 bits of the position).
+const MAX_APPEND: usize = 1 << 16;
 
 const SCHEMA: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS unoflip_events (
@@ -20,6 +29,7 @@ const SCHEMA: [&str; 2] = [
         game TEXT NOT NULL,
         version BIGINT NOT NULL,
         body TEXT NOT NULL,
+        pos BIGINT,
         UNIQUE (game, version)
     )",
     "CREATE TABLE IF NOT EXISTS unoflip_games (
@@ -29,6 +39,59 @@ const SCHEMA: [&str; 2] = [
         created TIMESTAMPTZ NOT NULL DEFAULT now()
     )",
 ];
+
+/// The durable firehose position (see the module's doc), for a table made before it existed:
+/// rows already there keep their insertion number, which is below every transaction-based
+/// position. Run only when the column or its index is missing, since `ALTER TABLE` locks out
+/// every append while it runs.
+const ADD_POSITION: [&str; 2] = [
+    "ALTER TABLE unoflip_events ADD COLUMN IF NOT EXISTS pos BIGINT",
+    "UPDATE unoflip_events SET pos = position WHERE pos IS NULL",
+];
+const POSITION_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS unoflip_events_pos ON unoflip_events (pos)";
+
+/// Serializes schema changes between servers starting together.
+const MIGRATION_LOCK: i64 = 0x0075_6e6f_666c_6970;
+
+/// Creates or upgrades the schema, under an advisory lock.
+async fn migrate(pool: &PgPool) -> Result<(), sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *conn)
+        .await?;
+    let result = async {
+        for statement in SCHEMA {
+            sqlx::query(statement).execute(&mut *conn).await?;
+        }
+        let (has_pos, has_index): (bool, bool) = sqlx::query_as(
+            "SELECT
+                EXISTS (SELECT 1 FROM information_schema.columns
+                        WHERE table_schema = current_schema()
+                          AND table_name = 'unoflip_events' AND column_name = 'pos'),
+                EXISTS (SELECT 1 FROM pg_indexes
+                        WHERE schemaname = current_schema() AND indexname = 'unoflip_events_pos')",
+        )
+        .fetch_one(&mut *conn)
+        .await?;
+        if !has_pos {
+            for statement in ADD_POSITION {
+                sqlx::query(statement).execute(&mut *conn).await?;
+            }
+        }
+        if !has_index {
+            sqlx::query(POSITION_INDEX).execute(&mut *conn).await?;
+        }
+        Ok::<(), sqlx::Error>(())
+    }
+    .await;
+    sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *conn)
+        .await?;
+    result
+}
 
 fn unavailable(e: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(e.to_string())
@@ -49,12 +112,7 @@ impl PostgresStore {
             .connect(url)
             .await
             .map_err(unavailable)?;
-        for statement in SCHEMA {
-            sqlx::query(statement)
-                .execute(&pool)
-                .await
-                .map_err(unavailable)?;
-        }
+        migrate(&pool).await.map_err(unavailable)?;
         let (changes, _) = tokio::sync::broadcast::channel(4096);
         tokio::spawn(listen(pool.clone(), changes.clone()));
         Ok(PostgresStore { pool, changes })
@@ -79,6 +137,12 @@ impl EventStore for PostgresStore {
         events: &'a [Event],
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
+            if events.len() > MAX_APPEND {
+                return Err(unavailable(format!(
+                    "{game}: {} events in one append (at most {MAX_APPEND})",
+                    events.len()
+                )));
+            }
             let versions: Vec<i64> = (1..=events.len() as u64)
                 .map(|i| i64::try_from(expected + i).unwrap_or(i64::MAX))
                 .collect();
@@ -87,8 +151,9 @@ impl EventStore for PostgresStore {
             // One statement: it inserts only if the game is at the expected version, and the
             // unique key on (game, version) stops a writer racing for the same number.
             let inserted = sqlx::query(
-                "INSERT INTO unoflip_events (game, version, body)
-                 SELECT $1, v, b FROM UNNEST($2::BIGINT[], $3::TEXT[]) AS t (v, b)
+                "INSERT INTO unoflip_events (game, version, body, pos)
+                 SELECT $1, v, b, (pg_current_xact_id()::TEXT::BIGINT << 16) + (v - $4 - 1)
+                 FROM UNNEST($2::BIGINT[], $3::TEXT[]) AS t (v, b)
                  WHERE (SELECT COALESCE(MAX(version), 0) FROM unoflip_events WHERE game = $1) = $4",
             )
             .bind(game)
@@ -154,6 +219,40 @@ impl EventStore for PostgresStore {
                 })?);
             }
             Ok(events)
+        })
+    }
+
+    fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>> {
+        Box::pin(async move {
+            let after_sql = i64::try_from(after).map_err(unavailable)?;
+            let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows: Vec<(i64, String, i64, String)> = sqlx::query_as(
+                "SELECT pos, game, version, body FROM unoflip_events
+                 WHERE pos > $1
+                   AND pos < (pg_snapshot_xmin(pg_current_snapshot())::TEXT::BIGINT << 16)
+                 ORDER BY pos, game, version LIMIT $2",
+            )
+            .bind(after_sql)
+            .bind(limit_sql)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (position, game, version, body) in rows {
+                let version = u64::try_from(version).unwrap_or(0);
+                let event = decode(&body).map_err(|error| StoreError::Corrupt {
+                    game: game.clone(),
+                    version,
+                    error,
+                })?;
+                out.push(Committed {
+                    position: u64::try_from(position).unwrap_or(0),
+                    game,
+                    version,
+                    event,
+                });
+            }
+            Ok(out)
         })
     }
 

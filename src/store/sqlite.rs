@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::{EventStore, StoreError, StoreFuture};
+use super::{Committed, EventStore, StoreError, StoreFuture};
 use crate::rules::{Event, decode, encode};
 
 /// Requests taken together in one transaction at most.
@@ -39,6 +39,11 @@ enum Command {
         record: String,
         finished: bool,
         reply: Reply<()>,
+    },
+    ReadAll {
+        after: u64,
+        limit: usize,
+        reply: Reply<Vec<Committed>>,
     },
     Unfinished {
         reply: Reply<Vec<(String, String)>>,
@@ -132,6 +137,14 @@ impl EventStore for SqliteStore {
         Box::pin(self.ask(move |reply| Command::Read {
             game: game.to_owned(),
             after,
+            reply,
+        }))
+    }
+
+    fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>> {
+        Box::pin(self.ask(move |reply| Command::ReadAll {
+            after,
+            limit,
             reply,
         }))
     }
@@ -286,6 +299,13 @@ fn serve_read(conn: &Connection, command: Command) {
         Command::Unfinished { reply } => {
             let _ = reply.send(unfinished(conn));
         }
+        Command::ReadAll {
+            after,
+            limit,
+            reply,
+        } => {
+            let _ = reply.send(read_all(conn, after, limit));
+        }
         Command::Record { game, reply } => {
             let _ = reply.send(record(conn, &game));
         }
@@ -332,6 +352,46 @@ fn read(conn: &Connection, game: &str, after: u64) -> Result<Vec<Event>, StoreEr
     Ok(events)
 }
 
+/// Every game's events after global position `after`. One thread commits appends one batch
+/// after another, so positions become visible in order.
+fn read_all(conn: &Connection, after: u64, limit: usize) -> Result<Vec<Committed>, StoreError> {
+    let mut query = conn
+        .prepare_cached(
+            "SELECT position, game, version, body FROM events WHERE position > ?1
+             ORDER BY position LIMIT ?2",
+        )
+        .map_err(unavailable)?;
+    let after_sql = i64::try_from(after).map_err(unavailable)?;
+    let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = query
+        .query_map(params![after_sql, limit_sql], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, String>(3)?,
+            ))
+        })
+        .map_err(unavailable)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (position, game, version, body) = row.map_err(unavailable)?;
+        let version = u64::try_from(version).unwrap_or(0);
+        let event = decode(&body).map_err(|error| StoreError::Corrupt {
+            game: game.clone(),
+            version,
+            error,
+        })?;
+        out.push(Committed {
+            position: u64::try_from(position).unwrap_or(0),
+            game,
+            version,
+            event,
+        });
+    }
+    Ok(out)
+}
+
 fn unfinished(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
     let mut query = conn
         .prepare_cached("SELECT game, record FROM games WHERE finished = 0 ORDER BY created, rowid")
@@ -368,6 +428,9 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Unfinished { reply } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::ReadAll { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Record { reply, .. } => {

@@ -135,3 +135,80 @@ async fn a_game_with_damaged_data_is_left_out_and_the_others_are_served() {
         Some("GAME_NOT_FOUND")
     );
 }
+
+/// Serves `games` on a free port until the returned sender is dropped.
+async fn serve(games: Arc<Games>) -> (super::harness::Client, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(unoflip::service::serve(
+        listener,
+        games,
+        unoflip::service::Limits::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    (super::harness::client(addr).await, stop)
+}
+
+/// Reads the firehose after `after` until it is caught up.
+async fn firehose(client: &mut super::harness::Client, after: u64) -> Vec<pb::GameEvent> {
+    let mut stream = client
+        .subscribe_all(pb::SubscribeAllRequest {
+            after_position: after,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = Vec::new();
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(10), stream.message())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        match message.kind.unwrap() {
+            pb::subscribe_all_response::Kind::Event(e) => got.push(e),
+            pb::subscribe_all_response::Kind::CaughtUp(_) => return got,
+            pb::subscribe_all_response::Kind::Heartbeat(_) => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn firehose_positions_are_durable_across_a_restart() {
+    let path = temp_db();
+    let before = {
+        let games = Games::new(
+            Arc::new(SqliteStore::open(&path).unwrap()),
+            Config::default(),
+        );
+        for ruleset in [pb::Ruleset::Flip, pb::Ruleset::Classic] {
+            let created = games.create(&options(ruleset, 2), false).await.unwrap();
+            let handle = games.get(&created.name).unwrap();
+            games.join(&handle, Some(0), "a").await.unwrap();
+            games.join(&handle, Some(1), "b").await.unwrap();
+            games.start(&handle).await.unwrap();
+            moves(&games, &handle, 8).await;
+        }
+        let (mut client, _stop) = serve(games).await;
+        firehose(&mut client, 0).await
+    };
+    assert!(before.len() > 10);
+    assert!(before.windows(2).all(|w| w[0].position < w[1].position));
+    // A new server on the same file: the same events at the same positions, and a client
+    // resumes from the last position it saw.
+    let games = Games::new(
+        Arc::new(SqliteStore::open(&path).unwrap()),
+        Config::default(),
+    );
+    games.recover().await.unwrap();
+    let (mut client, _stop) = serve(games).await;
+    assert_eq!(firehose(&mut client, 0).await, before);
+    let k = before.len() / 2;
+    assert_eq!(
+        firehose(&mut client, before[k].position).await,
+        before[k + 1..].to_vec()
+    );
+}

@@ -1,6 +1,6 @@
 //! Two servers on one PostgreSQL serve the same games: the seats of each game are split across
 //! them, the games finish, and a stream on either server is gapless, with the events appended
-//! through the other.
+//! through the other. Both servers' firehoses give every event at the same global positions.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +35,35 @@ async fn two_servers_on_one_postgres_share_games() {
     let (b_addr, _stop_b) = start_server(b_store).await;
     let mut a = client(a_addr).await;
     let mut b = client(b_addr).await;
+    // Both firehoses, from the database's current position.
+    let pool = sqlx::PgPool::connect(&super::common::test_postgres_url())
+        .await
+        .unwrap();
+    let (start,): (Option<i64>,) = sqlx::query_as("SELECT MAX(pos) FROM unoflip_events")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let start = u64::try_from(start.unwrap_or(0)).unwrap();
+    let hoses = [a.clone(), b.clone()].map(|mut c| {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::<pb::GameEvent>::new()));
+        let into = seen.clone();
+        tokio::spawn(async move {
+            let mut stream = c
+                .subscribe_all(pb::SubscribeAllRequest {
+                    after_position: start,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            while let Ok(Some(m)) = stream.message().await {
+                if let Some(pb::subscribe_all_response::Kind::Event(e)) = m.kind {
+                    into.lock().unwrap().push(e);
+                }
+            }
+        });
+        seen
+    });
+    let mut ours = std::collections::HashMap::new();
     for round in 0..3 {
         let game = a
             .create_game(pb::CreateGameRequest {
@@ -127,6 +156,7 @@ async fn two_servers_on_one_postgres_share_games() {
             }
         }
         assert!(last_version > 0, "the game finished");
+        ours.insert(game.clone(), last_version);
         // B's stream delivers every event, those appended through A included, in order.
         while seen < last_version {
             let m = tokio::time::timeout(Duration::from_secs(10), stream.message())
@@ -139,5 +169,38 @@ async fn two_servers_on_one_postgres_share_games() {
                 seen = e.version;
             }
         }
+    }
+    // Every event of these games reaches both firehoses, gapless per game, at the same positions.
+    let total: u64 = ours.values().sum();
+    let mine = |hose: &Arc<std::sync::Mutex<Vec<pb::GameEvent>>>| -> Vec<(u64, String, u64)> {
+        hose.lock()
+            .unwrap()
+            .iter()
+            .filter(|e| ours.contains_key(&e.game))
+            .map(|e| {
+                (
+                    e.position,
+                    e.game.clone(),
+                    e.event.as_ref().unwrap().version,
+                )
+            })
+            .collect()
+    };
+    let waited = std::time::Instant::now();
+    while hoses.iter().any(|h| (mine(h).len() as u64) < total) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "firehoses: {} and {} of {total} events",
+            mine(&hoses[0]).len(),
+            mine(&hoses[1]).len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (on_a, on_b) = (mine(&hoses[0]), mine(&hoses[1]));
+    assert_eq!(on_a, on_b);
+    assert!(on_a.windows(2).all(|w| w[0].0 < w[1].0));
+    for (game, last) in &ours {
+        let versions: Vec<u64> = on_a.iter().filter(|e| &e.1 == game).map(|e| e.2).collect();
+        assert_eq!(versions, (1..=*last).collect::<Vec<_>>(), "{game}");
     }
 }

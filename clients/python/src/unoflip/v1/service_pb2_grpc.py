@@ -194,7 +194,8 @@ class UnoFlipServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SubscribeAll(self, request, context):
-        """The public projection of every game's events, in the order the server appended them.
+        """The public projection of every game's events, in the store's global order (durable, never
+        skipping an event that commits late).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
