@@ -1,8 +1,11 @@
 //! Recovery: the time a restarted server takes to rebuild every unfinished game from an SQLite
 //! file. Fills a fresh file with `RECOVERY_GAMES` (default 10,000) started four-seat games with
-//! `RECOVERY_MOVES` (default 20) moves each, then times `Games::recover` on a new server.
+//! `RECOVERY_MOVES` (default 20) moves each, then times `Games::recover` on a new server, once
+//! with the snapshots the server took (every 256 events) and once with them deleted (every log
+//! folded from its first event).
 //!
-//! `cargo bench --bench recovery`
+//! `cargo bench --bench recovery`; long logs: `RECOVERY_GAMES=1000 RECOVERY_MOVES=1000 cargo
+//! bench --bench recovery`
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,17 +73,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "filled {games_n} games with {moves} moves each in {:.2} s",
         fill.elapsed().as_secs_f64()
     );
-    let games = Games::new(Arc::new(SqliteStore::open(&path)?), Config::default());
-    let start = Instant::now();
-    let recovered = games.recover().await?;
-    let took = start.elapsed();
-    let size = std::fs::metadata(&path)?.len();
-    println!(
-        "recovered {recovered} unfinished games in {:.2} s ({:.0} games/s); file {:.1} MB",
-        took.as_secs_f64(),
-        recovered as f64 / took.as_secs_f64(),
-        size as f64 / 1e6
-    );
+    let events: i64 =
+        rusqlite::Connection::open(&path)?
+            .query_row("SELECT COUNT(*) FROM events", [], |row| row.get(0))?;
+    for with_snapshots in [true, false] {
+        if !with_snapshots {
+            rusqlite::Connection::open(&path)?.execute("DELETE FROM snapshots", [])?;
+        }
+        let games = Games::new(Arc::new(SqliteStore::open(&path)?), Config::default());
+        let start = Instant::now();
+        let recovered = games.recover().await?;
+        let took = start.elapsed();
+        let size = std::fs::metadata(&path)?.len();
+        println!(
+            "{} snapshots: recovered {recovered} unfinished games ({events} events) in {:.2} s ({:.0} games/s); file {:.1} MB",
+            if with_snapshots { "with" } else { "without" },
+            took.as_secs_f64(),
+            recovered as f64 / took.as_secs_f64(),
+            size as f64 / 1e6
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -270,6 +270,11 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
             check_projection(&folded, event, Viewer::Seat(seat));
         }
         assert_eq!(folded, game, "fold of the events");
+        // A snapshot restores the same state, and play goes on from it the same way.
+        if rng.random_bool(0.05) {
+            let restored = Game::restore(&game.snapshot()).expect("restores");
+            assert_eq!(restored, game, "snapshot round trip");
+        }
         check_view(&game, Viewer::Seat(rng.random_range(0..seats)));
         check_view(&game, Viewer::Spectator);
         log.extend(events);
@@ -311,6 +316,48 @@ fn an_unknown_event_format_is_refused_by_name() {
         Err(DecodeError::Malformed(_))
     ));
     assert!(matches!(decode("not json"), Err(DecodeError::Malformed(_))));
+}
+
+#[test]
+fn a_damaged_snapshot_is_refused_and_never_restored() {
+    let mut rng = SmallRng::seed_from_u64(5);
+    let (game, _) = Game::new(&Setup::new(Ruleset::Flip, 3), &mut rng).expect("valid setup");
+    let text = game.snapshot();
+    assert_eq!(Game::restore(&text), Ok(game.clone()));
+    let future = text.replacen("\"v\":1", "\"v\":7", 1);
+    assert_eq!(
+        Game::restore(&future),
+        Err(SnapshotError::UnknownVersion(7))
+    );
+    assert!(matches!(
+        Game::restore("{\"v\":1}"),
+        Err(SnapshotError::Malformed(_))
+    ));
+    assert!(matches!(
+        Game::restore("garbage"),
+        Err(SnapshotError::Malformed(_))
+    ));
+    // A card missing from the piles, or held twice.
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let card = value["draw"].as_array_mut().unwrap().pop().unwrap();
+    let lost = value.to_string();
+    assert!(matches!(
+        Game::restore(&lost),
+        Err(SnapshotError::Impossible(_))
+    ));
+    value["hands"][0].as_array_mut().unwrap().push(card.clone());
+    value["hands"][1].as_array_mut().unwrap().push(card);
+    assert!(matches!(
+        Game::restore(&value.to_string()),
+        Err(SnapshotError::Impossible(_))
+    ));
+    // A turn for a seat not at the table.
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    value["turn"] = serde_json::json!(9);
+    assert!(matches!(
+        Game::restore(&value.to_string()),
+        Err(SnapshotError::Impossible(_))
+    ));
 }
 
 #[test]

@@ -127,6 +127,15 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         .filter(|c| c.game.starts_with(&prefix))
         .collect();
     assert_eq!(resumed, all[101..].to_vec());
+    // Snapshots: the newest one stays.
+    assert_eq!(store.snapshot(&a).await.unwrap(), None);
+    store.save_snapshot(&a, 2, "two").await.unwrap();
+    assert_eq!(store.snapshot(&a).await.unwrap(), Some((2, "two".into())));
+    store.save_snapshot(&a, 1, "one").await.unwrap();
+    assert_eq!(store.snapshot(&a).await.unwrap(), Some((2, "two".into())));
+    store.save_snapshot(&a, 3, "three").await.unwrap();
+    assert_eq!(store.snapshot(&a).await.unwrap(), Some((3, "three".into())));
+    assert_eq!(store.snapshot(&b).await.unwrap(), None);
     // Lobby records: saved, replaced, and listed while unfinished, oldest first.
     store.save_game(&a, "{\"a\":1}", false).await.unwrap();
     store.save_game(&b, "{\"b\":1}", false).await.unwrap();

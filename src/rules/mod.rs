@@ -26,6 +26,7 @@ mod effect;
 mod event;
 mod legal;
 mod setup;
+mod snapshot;
 mod state;
 mod view;
 
@@ -38,5 +39,6 @@ pub use setup::{
     DEFAULT_TARGET, HAND_SIZE, HouseRules, MAX_SEATS, MIN_SEATS, Options, Scoring, Setup,
     SetupError,
 };
+pub use snapshot::{SNAPSHOT_FORMAT, SnapshotError};
 pub use state::{Direction, Game, Penalty, Phase, ReplayError, RoundResult};
 pub use view::{Awaiting, CardView, PlayerView, RoundSummary, SeenEvent, View, Viewer, project};

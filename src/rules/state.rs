@@ -22,7 +22,7 @@ pub enum Direction {
 }
 
 /// A wild draw card waiting to be taken or challenged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Penalty {
     /// Who played it.
     pub from: Seat,
@@ -35,7 +35,8 @@ pub struct Penalty {
 }
 
 /// What the game waits for from the seat whose turn it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Play a card or draw [F-TURN-1].
     Play,
@@ -56,7 +57,7 @@ pub enum Phase {
 }
 
 /// The result of the last finished round.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RoundResult {
     /// Which round.
     pub round: u32,

@@ -22,6 +22,7 @@ use crate::store::EventStore;
 
 use super::convert;
 use super::error::ServiceError;
+use super::log::EventLog;
 
 /// The reason of an append that lost the race against another server.
 const STORE_CONFLICT: &str = "STORE_CONFLICT";
@@ -72,8 +73,8 @@ pub(crate) struct Entry {
     seats: Vec<SeatState>,
     /// The game, once started.
     pub(crate) game: Option<Game>,
-    /// Every event, event `n` at index `n - 1`.
-    pub(crate) log: Vec<Event>,
+    /// The log: the latest snapshot's state and the events after it.
+    pub(crate) log: EventLog,
     rng: StdRng,
     bot_level: Level,
     requests: HashMap<(Seat, String), pb::SubmitActionResponse>,
@@ -211,14 +212,35 @@ impl Games {
         Ok(rebuilt)
     }
 
-    /// Rebuilds one game from its record and its stored events, and serves it.
+    /// A game's log from the store: its latest snapshot and the events after it, or every
+    /// event when it has no snapshot or the snapshot cannot be used (then it says so).
+    async fn stored_log(&self, name: &str) -> Result<EventLog, crate::store::StoreError> {
+        if let Some((version, state)) = self.store.snapshot(name).await? {
+            match Game::restore(&state) {
+                Ok(game) if game.version() == version => {
+                    let tail = self.store.read(name, version).await?;
+                    return Ok(EventLog::from_snapshot(version, game, tail));
+                }
+                Ok(_) => {
+                    tracing::warn!(game = %name, version, "snapshot version mismatch; replaying the whole log");
+                }
+                Err(error) => {
+                    tracing::warn!(game = %name, version, %error, "snapshot not usable; replaying the whole log");
+                }
+            }
+        }
+        Ok(EventLog::new(self.store.read(name, 0).await?))
+    }
+
+    /// Rebuilds one game from its record and its stored events (from its latest snapshot), and
+    /// serves it.
     async fn load(self: &Arc<Self>, name: &str, record: &str) -> Result<Arc<GameHandle>, String> {
-        let log = self.store.read(name, 0).await.map_err(|e| e.to_string())?;
+        let log = self.stored_log(name).await.map_err(|e| e.to_string())?;
         let entry = serde_json::from_str::<Record>(record)
             .map_err(|e| e.to_string())
             .and_then(|r| r.entry(log))?;
         let name = name.to_owned();
-        let version = entry.log.len() as u64;
+        let version = entry.log.len();
         let playing = entry.game.as_ref().is_some_and(|g| !g.is_over());
         if let Ok(mut tokens) = self.tokens.write() {
             for seat in &entry.seats {
@@ -418,7 +440,7 @@ impl Games {
                 })
                 .collect(),
             game: None,
-            log: Vec::new(),
+            log: EventLog::default(),
             rng: StdRng::from_rng(&mut rand::rng()),
             bot_level: convert::bot_level_from(options.bot_level)?,
             requests: HashMap::new(),
@@ -604,11 +626,11 @@ impl Games {
                     "the game has not started",
                 ));
             }
-            if expected_version.is_some_and(|e| e > entry.log.len() as u64) {
+            if expected_version.is_some_and(|e| e > entry.log.len()) {
                 // The client saw events this server has not read yet (another server's).
                 self.refresh(handle, &mut entry).await?;
             }
-            let version = entry.log.len() as u64;
+            let version = entry.log.len();
             if let Some(expected) = expected_version
                 && expected != version
             {
@@ -654,7 +676,7 @@ impl Games {
             }
         };
         let response = pb::SubmitActionResponse {
-            version: entry.log.len() as u64,
+            version: entry.log.len(),
             events: seen,
         };
         if let Err(e) = self.after_moves(handle, &mut entry).await {
@@ -725,16 +747,31 @@ impl Games {
         handle: &GameHandle,
         admin: bool,
     ) -> Result<Vec<pb::ExportedEvent>, ServiceError> {
-        let entry = handle.entry.lock().await;
-        let finished = entry.game.as_ref().is_some_and(Game::is_over);
-        if !finished && !admin {
-            return Err(ServiceError::denied(
-                "GAME_NOT_FINISHED",
-                "a game's log may be exported once it is over, or with the admin token",
-            ));
-        }
-        Ok(entry
-            .log
+        let (version, held) = {
+            let entry = handle.entry.lock().await;
+            let finished = entry.game.as_ref().is_some_and(Game::is_over);
+            if !finished && !admin {
+                return Err(ServiceError::denied(
+                    "GAME_NOT_FINISHED",
+                    "a game's log may be exported once it is over, or with the admin token",
+                ));
+            }
+            (entry.log.len(), entry.log.since(0).map(<[Event]>::to_vec))
+        };
+        // Events before the last snapshot are no longer in memory: the store has them all.
+        let events = match held {
+            Some(events) => events,
+            None => {
+                let mut events = self
+                    .store
+                    .read(&handle.name, 0)
+                    .await
+                    .map_err(|e| ServiceError::store(&e))?;
+                events.truncate(usize::try_from(version).unwrap_or(usize::MAX));
+                events
+            }
+        };
+        Ok(events
             .iter()
             .enumerate()
             .map(|(i, e)| pb::ExportedEvent {
@@ -753,7 +790,7 @@ impl Games {
         events: Vec<Event>,
         viewer: Option<Viewer>,
     ) -> Result<Vec<pb::Event>, ServiceError> {
-        let expected = entry.log.len() as u64;
+        let expected = entry.log.len();
         self.store
             .append(&handle.name, expected, &events)
             .await
@@ -777,10 +814,10 @@ impl Games {
         events: Vec<Event>,
         viewer: Option<Viewer>,
     ) -> Vec<pb::Event> {
-        let expected = entry.log.len() as u64;
+        let expected = entry.log.len();
         let mut seen = Vec::new();
         for event in events {
-            let version = entry.log.len() as u64 + 1;
+            let version = entry.log.len() + 1;
             // The creation event is the state `start` puts in place before committing.
             if let Some(game) = entry.game.as_mut()
                 && !matches!(event, Event::GameCreated { .. })
@@ -796,12 +833,28 @@ impl Games {
             }
             entry.log.push(event);
         }
-        let version = entry.log.len() as u64;
+        let version = entry.log.len();
         if version > expected {
             self.appended.send_modify(|n| *n += 1);
         }
         handle.version.send_replace(version);
         entry.deadline = entry.timer.map(|t| Instant::now() + t);
+        if entry.log.snapshot_due()
+            && let Some(game) = entry.game.as_ref()
+        {
+            // A snapshot is only a shortcut: if it cannot be written, the log still has it all.
+            match self
+                .store
+                .save_snapshot(&handle.name, version, &game.snapshot())
+                .await
+            {
+                Ok(()) => {
+                    let state = game.clone();
+                    entry.log.rebase(state);
+                }
+                Err(e) => tracing::warn!(game = %handle.name, error = %e, "snapshot not stored"),
+            }
+        }
         if entry.game.as_ref().is_some_and(Game::is_over)
             && let Err(e) = self.persist(&handle.name, entry).await
         {
@@ -834,7 +887,7 @@ impl Games {
         }
         let events = self
             .store
-            .read(&handle.name, entry.log.len() as u64)
+            .read(&handle.name, entry.log.len())
             .await
             .map_err(unavailable)?;
         if events.is_empty() {
@@ -885,7 +938,7 @@ impl Games {
     pub async fn changed(&self, name: &str, version: Option<u64>) {
         let Ok(handle) = self.get(name) else { return };
         let mut entry = handle.entry.lock().await;
-        if version.is_some_and(|v| entry.log.len() as u64 >= v) {
+        if version.is_some_and(|v| entry.log.len() >= v) {
             return; // Already here: this server's own write, or caught up already.
         }
         if let Err(e) = self.refresh(&handle, &mut entry).await {
@@ -965,7 +1018,7 @@ impl Games {
         version: u64,
     ) -> Result<(), ServiceError> {
         let mut entry = handle.entry.lock().await;
-        if entry.log.len() as u64 != version {
+        if entry.log.len() != version {
             return Ok(());
         }
         self.server_step(handle, &mut entry).await?;
@@ -978,7 +1031,7 @@ impl Games {
     /// Acts for the seat whose timer ran out, if `version` is still the game's version.
     async fn time_out(&self, handle: &Arc<GameHandle>, version: u64) -> Result<(), ServiceError> {
         let mut entry = handle.entry.lock().await;
-        if entry.log.len() as u64 != version || entry.deadline.is_none_or(|d| d > Instant::now()) {
+        if entry.log.len() != version || entry.deadline.is_none_or(|d| d > Instant::now()) {
             return Ok(());
         }
         let Entry { game, rng, .. } = &mut *entry;
@@ -1013,7 +1066,7 @@ async fn run_clock(games: Weak<Games>, handle: Weak<GameHandle>, bot_delay: Dura
         let (version, deadline, over, bot_due) = {
             let entry = h.entry.lock().await;
             (
-                entry.log.len() as u64,
+                entry.log.len(),
                 entry.deadline,
                 entry.game.as_ref().is_none_or(Game::is_over),
                 Games::server_seat_to_move(&entry).is_some(),
@@ -1106,14 +1159,20 @@ impl Record {
         }
     }
 
-    fn entry(self, log: Vec<Event>) -> Result<Entry, String> {
+    fn entry(self, log: EventLog) -> Result<Entry, String> {
         use prost::Message;
         let bytes = hex::decode(&self.options).map_err(|e| e.to_string())?;
         let options = pb::GameOptions::decode(bytes.as_slice()).map_err(|e| e.to_string())?;
-        let game = if log.is_empty() {
-            None
-        } else {
-            Some(Game::replay(&log).map_err(|e| e.to_string())?)
+        let game = match (log.base(), log.since(log.base().0)) {
+            ((_, Some(state)), Some(tail)) => {
+                let mut game = state.clone();
+                for event in tail {
+                    game.apply(event);
+                }
+                Some(game)
+            }
+            (_, Some([])) | (_, None) => None,
+            (_, Some(all)) => Some(Game::replay(all).map_err(|e| e.to_string())?),
         };
         Ok(Entry {
             options,
@@ -1146,7 +1205,7 @@ fn game_message(name: &str, entry: &Entry) -> pb::Game {
                 played_by_server: s.server_played,
             })
             .collect(),
-        version: entry.log.len() as u64,
+        version: entry.log.len(),
         winners: entry
             .game
             .as_ref()

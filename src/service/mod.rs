@@ -11,6 +11,7 @@ mod error;
 mod games;
 mod handlers;
 mod limit;
+mod log;
 mod stream;
 
 use std::future::Future;

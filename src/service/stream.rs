@@ -34,7 +34,7 @@ pub async fn subscribe(
     after: u64,
     include_view: bool,
 ) -> Result<Stream<pb::SubscribeResponse>, ServiceError> {
-    let len = handle.entry.lock().await.log.len() as u64;
+    let len = handle.entry.lock().await.log.len();
     if after > len {
         return Err(ServiceError::invalid(
             "AFTER_VERSION_AHEAD",
@@ -44,7 +44,17 @@ pub async fn subscribe(
     let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
     tokio::spawn(async move {
         let heartbeat = games.config.heartbeat;
-        let _ = game_stream(&handle, viewer, after, include_view, heartbeat, &tx).await;
+        let store = games.store().clone();
+        let _ = game_stream(
+            &handle,
+            &*store,
+            viewer,
+            after,
+            include_view,
+            heartbeat,
+            &tx,
+        )
+        .await;
     });
     Ok(ReceiverStream::new(rx))
 }
@@ -52,6 +62,7 @@ pub async fn subscribe(
 /// Feeds one game stream until the client leaves. `None` when it has.
 async fn game_stream(
     handle: &GameHandle,
+    store: &dyn crate::store::EventStore,
     viewer: Viewer,
     mut after: u64,
     include_view: bool,
@@ -71,22 +82,54 @@ async fn game_stream(
     let mut caught_up = false;
     loop {
         version_rx.borrow_and_update();
-        let (batch, options, deadline) = {
+        let (held, version, options, deadline) = {
             let entry = handle.entry.lock().await;
-            let start = usize::try_from(cursor).unwrap_or(usize::MAX);
+            // Start from the latest snapshot when the stream needs nothing before it.
+            if replica.is_none()
+                && let (base, Some(state)) = entry.log.base()
+                && (from_now || base <= after)
+            {
+                replica = Some(state.clone());
+                cursor = base;
+            }
             (
-                entry
-                    .log
-                    .get(start..)
-                    .map(<[Event]>::to_vec)
-                    .unwrap_or_default(),
+                entry.log.since(cursor).map(<[Event]>::to_vec),
+                entry.log.len(),
                 entry.options.clone(),
                 entry.deadline,
             )
         };
+        // Events before the snapshot this server holds come from the store.
+        let batch = match held {
+            Some(batch) => batch,
+            None => match store.read(&handle.name, cursor).await {
+                Ok(mut events) => {
+                    events.truncate(usize::try_from(version - cursor).unwrap_or(usize::MAX));
+                    events
+                }
+                Err(error) => {
+                    let _ = tx.send(Err(ServiceError::store(&error).into())).await;
+                    return None;
+                }
+            },
+        };
         let fresh = !batch.is_empty();
-        if from_now && view_due && !batch.is_empty() {
+        if from_now && view_due && (fresh || replica.is_some()) {
             after = cursor + batch.len() as u64;
+        }
+        // The view, when the stream starts exactly at the snapshot it holds.
+        if view_due
+            && cursor == after
+            && (!from_now || batch.is_empty())
+            && let Some(game) = replica.as_ref()
+        {
+            view_due = false;
+            send(Kind::View(convert::view(
+                &handle.name,
+                &game.view(viewer),
+                None,
+            )))
+            .await?;
         }
         for event in batch {
             cursor += 1;
@@ -111,8 +154,10 @@ async fn game_stream(
                 send(Kind::Event(seen)).await?;
             }
         }
-        if let (true, Viewer::Seat(seat), Some(game)) = (fresh && cursor >= after, viewer, &replica)
-        {
+        // A prompt after new events, and once when the stream starts (a client resuming at the
+        // current version learns that it may act).
+        let prompt_due = (fresh || !caught_up) && cursor >= after;
+        if let (true, Viewer::Seat(seat), Some(game)) = (prompt_due, viewer, &replica) {
             let legal = game.legal_actions(seat);
             if !legal.is_empty() {
                 let prompt = pb::Prompt {

@@ -18,6 +18,7 @@ struct Logs {
 pub struct MemoryStore {
     games: Mutex<Logs>,
     records: Mutex<Vec<(String, String, bool)>>,
+    snapshots: Mutex<HashMap<String, (u64, String)>>,
 }
 
 impl MemoryStore {
@@ -102,6 +103,35 @@ impl EventStore for MemoryStore {
                 });
             }
             Ok(out)
+        })
+    }
+
+    fn save_snapshot<'a>(
+        &'a self,
+        game: &'a str,
+        version: u64,
+        state: &'a str,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut snapshots = self
+                .snapshots
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            if snapshots.get(game).is_none_or(|(v, _)| *v < version) {
+                snapshots.insert(game.to_owned(), (version, state.to_owned()));
+            }
+            Ok(())
+        })
+    }
+
+    fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>> {
+        Box::pin(async move {
+            Ok(self
+                .snapshots
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
+                .get(game)
+                .cloned())
         })
     }
 

@@ -3,7 +3,8 @@
 //! with [`StoreError::Conflict`] otherwise, so two writers can never both append event N.
 //!
 //! Besides events, a store keeps each game's lobby record (options, seats, token hashes) so that a
-//! restarted server can rebuild every unfinished game.
+//! restarted server can rebuild every unfinished game, and snapshots of long games' states so
+//! that it need not fold their whole logs.
 //!
 //! - [`MemoryStore`] (`memory.rs`): in memory (tests, and `serve --store memory`).
 //! - [`SqliteStore`] (`sqlite.rs`): an embedded SQLite file, the default of `unoflip serve`.
@@ -96,6 +97,17 @@ pub trait EventStore: Send + Sync + 'static {
     /// position below P becomes visible later (an append still being committed holds back the
     /// events after it). A damaged event ends the read with `Corrupt`, naming game and version.
     fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>>;
+
+    /// Keeps `state`, a snapshot of `game` after event `version`, in place of any older one.
+    fn save_snapshot<'a>(
+        &'a self,
+        game: &'a str,
+        version: u64,
+        state: &'a str,
+    ) -> StoreFuture<'a, ()>;
+
+    /// The latest snapshot of `game` and the version it was taken at, if any.
+    fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>>;
 
     /// Creates or replaces `game`'s lobby record; `finished` games are not recovered.
     fn save_game<'a>(

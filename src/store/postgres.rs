@@ -23,7 +23,7 @@ const UNIQUE_VIOLATION: &str = "23505";
 /// Events one append may hold (the index within an append takes 16 bits of the position).
 const MAX_APPEND: usize = 1 << 16;
 
-const SCHEMA: [&str; 2] = [
+const SCHEMA: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS unoflip_events (
         position BIGSERIAL PRIMARY KEY,
         game TEXT NOT NULL,
@@ -31,6 +31,11 @@ const SCHEMA: [&str; 2] = [
         body TEXT NOT NULL,
         pos BIGINT,
         UNIQUE (game, version)
+    )",
+    "CREATE TABLE IF NOT EXISTS unoflip_snapshots (
+        game TEXT PRIMARY KEY,
+        version BIGINT NOT NULL,
+        state TEXT NOT NULL
     )",
     "CREATE TABLE IF NOT EXISTS unoflip_games (
         game TEXT PRIMARY KEY,
@@ -253,6 +258,41 @@ impl EventStore for PostgresStore {
                 });
             }
             Ok(out)
+        })
+    }
+
+    fn save_snapshot<'a>(
+        &'a self,
+        game: &'a str,
+        version: u64,
+        state: &'a str,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            // Several servers may snapshot one game: the newest stays.
+            sqlx::query(
+                "INSERT INTO unoflip_snapshots (game, version, state) VALUES ($1, $2, $3)
+                 ON CONFLICT (game) DO UPDATE SET version = $2, state = $3
+                 WHERE unoflip_snapshots.version < $2",
+            )
+            .bind(game)
+            .bind(i64::try_from(version).map_err(unavailable)?)
+            .bind(state)
+            .execute(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>> {
+        Box::pin(async move {
+            let row: Option<(i64, String)> =
+                sqlx::query_as("SELECT version, state FROM unoflip_snapshots WHERE game = $1")
+                    .bind(game)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(unavailable)?;
+            Ok(row.map(|(v, state)| (u64::try_from(v).unwrap_or(0), state)))
         })
     }
 

@@ -45,6 +45,16 @@ enum Command {
         limit: usize,
         reply: Reply<Vec<Committed>>,
     },
+    SaveSnapshot {
+        game: String,
+        version: u64,
+        state: String,
+        reply: Reply<()>,
+    },
+    Snapshot {
+        game: String,
+        reply: Reply<Option<(u64, String)>>,
+    },
     Unfinished {
         reply: Reply<Vec<(String, String)>>,
     },
@@ -70,6 +80,11 @@ CREATE TABLE IF NOT EXISTS events (
     version INTEGER NOT NULL,
     body TEXT NOT NULL,
     UNIQUE (game, version)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    game TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    state TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS games (
     game TEXT PRIMARY KEY,
@@ -145,6 +160,27 @@ impl EventStore for SqliteStore {
         Box::pin(self.ask(move |reply| Command::ReadAll {
             after,
             limit,
+            reply,
+        }))
+    }
+
+    fn save_snapshot<'a>(
+        &'a self,
+        game: &'a str,
+        version: u64,
+        state: &'a str,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(self.ask(move |reply| Command::SaveSnapshot {
+            game: game.to_owned(),
+            version,
+            state: state.to_owned(),
+            reply,
+        }))
+    }
+
+    fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>> {
+        Box::pin(self.ask(move |reply| Command::Snapshot {
+            game: game.to_owned(),
             reply,
         }))
     }
@@ -232,6 +268,29 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                         });
                     }));
                 }
+                Command::SaveSnapshot {
+                    game,
+                    version,
+                    state,
+                    reply,
+                } => {
+                    let result = i64::try_from(version).map_err(unavailable).and_then(|v| {
+                        tx.execute(
+                            "INSERT INTO snapshots (game, version, state) VALUES (?1, ?2, ?3)
+                             ON CONFLICT (game) DO UPDATE SET version = ?2, state = ?3
+                             WHERE excluded.version > snapshots.version",
+                            params![game, v, state],
+                        )
+                        .map(|_| ())
+                        .map_err(unavailable)
+                    });
+                    done.push(Box::new(move |failed| {
+                        let _ = reply.send(match (failed, result) {
+                            (Some(e), Ok(())) => Err(e.clone()),
+                            (_, r) => r,
+                        });
+                    }));
+                }
                 read => reads.push(read),
             }
         }
@@ -298,6 +357,22 @@ fn serve_read(conn: &Connection, command: Command) {
         }
         Command::Unfinished { reply } => {
             let _ = reply.send(unfinished(conn));
+        }
+        Command::Snapshot { game, reply } => {
+            use rusqlite::OptionalExtension;
+            let found = conn
+                .query_row(
+                    "SELECT version, state FROM snapshots WHERE game = ?1",
+                    params![game],
+                    |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
+                )
+                .optional()
+                .map_err(unavailable)
+                .map(|row| row.map(|(v, state)| (u64::try_from(v).unwrap_or(0), state)));
+            let _ = reply.send(found);
+        }
+        Command::SaveSnapshot { reply, .. } => {
+            let _ = reply.send(Err(unavailable("not a read")));
         }
         Command::ReadAll {
             after,
@@ -428,6 +503,12 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Unfinished { reply } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::SaveSnapshot { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Snapshot { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::ReadAll { reply, .. } => {

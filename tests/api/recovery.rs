@@ -212,3 +212,108 @@ async fn firehose_positions_are_durable_across_a_restart() {
         before[k + 1..].to_vec()
     );
 }
+
+/// Every event version a stream sends after `after` until it is caught up, and its first view's
+/// version.
+async fn stream_versions(
+    client: &mut super::harness::Client,
+    game: &str,
+    token: &str,
+    after: u64,
+) -> (Option<u64>, Vec<u64>) {
+    let mut stream = client
+        .subscribe(super::harness::authed(
+            pb::SubscribeRequest {
+                game: game.to_owned(),
+                after_version: after,
+                include_view: true,
+            },
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut view, mut versions) = (None, Vec::new());
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(10), stream.message())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        match message.kind.unwrap() {
+            pb::subscribe_response::Kind::View(v) => view = view.or(Some(v.version)),
+            pb::subscribe_response::Kind::Event(e) => versions.push(e.version),
+            pb::subscribe_response::Kind::CaughtUp(_) => return (view, versions),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_long_game_recovers_from_its_latest_snapshot_and_streams_start_anywhere() {
+    let path = temp_db();
+    let (name, token, view_before, version) = {
+        let games = Games::new(
+            Arc::new(SqliteStore::open(&path).unwrap()),
+            Config::default(),
+        );
+        let created = games
+            .create(&options(pb::Ruleset::Flip, 2), false)
+            .await
+            .unwrap();
+        let handle = games.get(&created.name).unwrap();
+        let (_, token, _) = games.join(&handle, Some(0), "a").await.unwrap();
+        games.join(&handle, Some(1), "b").await.unwrap();
+        games.start(&handle).await.unwrap();
+        // Draws and keeps only: nobody goes out, the log grows past several snapshots.
+        moves(&games, &handle, 700).await;
+        let view = games.view(&handle, Viewer::Seat(0)).await.unwrap();
+        let version = view.version;
+        (created.name, token, view, version)
+    };
+    assert!(version > 600, "a long log: {version}");
+    let store = Arc::new(SqliteStore::open(&path).unwrap());
+    let (snapshot_at, state) = store.snapshot(&name).await.unwrap().expect("a snapshot");
+    assert!(
+        snapshot_at >= 512 && snapshot_at <= version,
+        "{snapshot_at}"
+    );
+    // The snapshot is the state its version's events fold to.
+    let log = store.read(&name, 0).await.unwrap();
+    let folded =
+        unoflip::rules::Game::replay(&log[..usize::try_from(snapshot_at).unwrap()]).unwrap();
+    assert_eq!(unoflip::rules::Game::restore(&state).unwrap(), folded);
+
+    let games = Games::new(store, Config::default());
+    assert_eq!(games.recover().await.unwrap(), 1);
+    let handle = games.get(&name).unwrap();
+    assert_eq!(
+        games.view(&handle, Viewer::Seat(0)).await.unwrap(),
+        view_before
+    );
+    // The whole log is still exported, events before the snapshot included.
+    let exported = games.export(&handle, true).await.unwrap();
+    assert_eq!(
+        exported.iter().map(|e| e.version).collect::<Vec<_>>(),
+        (1..=version).collect::<Vec<_>>()
+    );
+    // Streams start before the snapshot, at it, after it, and from now.
+    let (mut client, _stop) = serve(games.clone()).await;
+    for after in [1, snapshot_at - 1, snapshot_at, snapshot_at + 1] {
+        let (view, versions) = stream_versions(&mut client, &name, &token, after).await;
+        assert_eq!(view, Some(after), "a view at {after}");
+        assert_eq!(versions, (after + 1..=version).collect::<Vec<_>>());
+    }
+    let (view, versions) = stream_versions(&mut client, &name, &token, 0).await;
+    assert_eq!((view, versions), (Some(version), vec![]));
+    // And the game plays on.
+    moves(&games, &handle, 5).await;
+    assert!(
+        games
+            .view(&handle, Viewer::Spectator)
+            .await
+            .unwrap()
+            .version
+            > version
+    );
+}
