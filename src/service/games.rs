@@ -199,10 +199,30 @@ impl Games {
     /// whose data is damaged is left out with an error naming it; the others are served.
     /// Returns the number of games rebuilt.
     pub async fn recover(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
+        /// Logs read from the store at once, ahead of the games being rebuilt in order.
+        const READ_AHEAD: usize = 64;
         self.follow_store();
         let mut rebuilt = 0;
-        for (name, record) in self.store.unfinished().await? {
-            match self.load(&name, &record).await {
+        let mut records = self.store.unfinished().await?.into_iter();
+        let mut pending = std::collections::VecDeque::new();
+        loop {
+            while pending.len() < READ_AHEAD
+                && let Some((name, record)) = records.next()
+            {
+                let games = self.clone();
+                let game = name.clone();
+                let log = tokio::spawn(async move { games.stored_log(&game).await });
+                pending.push_back((name, record, log));
+            }
+            let Some((name, record, log)) = pending.pop_front() else {
+                break;
+            };
+            let loaded = match log.await {
+                Ok(Ok(log)) => self.load_from(&name, &record, log).await,
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match loaded {
                 Ok(_) => rebuilt += 1,
                 Err(error) => {
                     tracing::error!(game = %name, %error, "game not recovered: its stored data is damaged");
@@ -236,6 +256,16 @@ impl Games {
     /// serves it.
     async fn load(self: &Arc<Self>, name: &str, record: &str) -> Result<Arc<GameHandle>, String> {
         let log = self.stored_log(name).await.map_err(|e| e.to_string())?;
+        self.load_from(name, record, log).await
+    }
+
+    /// Rebuilds one game from its record and its log, and serves it.
+    async fn load_from(
+        self: &Arc<Self>,
+        name: &str,
+        record: &str,
+        log: EventLog,
+    ) -> Result<Arc<GameHandle>, String> {
         let entry = serde_json::from_str::<Record>(record)
             .map_err(|e| e.to_string())
             .and_then(|r| r.entry(log))?;
