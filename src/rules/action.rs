@@ -133,6 +133,17 @@ pub enum RuleError {
     /// A player does not catch themselves.
     #[error("you cannot catch yourself")]
     CannotCatchYourself,
+    /// [H-STRICT]: a wild draw may not be played while holding a card of the current color.
+    #[error(
+        "card {card} is a wild draw, and you hold a card of the current color (strict wild draws)"
+    )]
+    WildDrawForbidden {
+        /// The card.
+        card: CardId,
+    },
+    /// [H-STRICT]: wild draws are never bluffs, so there is nothing to challenge.
+    #[error("wild draws cannot be challenged in this game (strict wild draws)")]
+    ChallengeNotOffered,
 }
 
 impl RuleError {
@@ -159,6 +170,8 @@ impl RuleError {
             RuleError::UnoNotDue => "UNO_NOT_DUE",
             RuleError::NotCatchable { .. } => "NOT_CATCHABLE",
             RuleError::CannotCatchYourself => "CANNOT_CATCH_YOURSELF",
+            RuleError::WildDrawForbidden { .. } => "WILD_DRAW_FORBIDDEN",
+            RuleError::ChallengeNotOffered => "CHALLENGE_NOT_OFFERED",
         }
     }
 }

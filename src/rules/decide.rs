@@ -132,9 +132,15 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     }
 
     /// [F-TURN-3]: draw one card, then play it if it matches or keep it (the next action).
+    /// [H-DRAWMATCH]: draw until a playable card comes, then play it or keep it.
     /// [F-EMPTY-2]: with nothing to draw, the turn ends.
     fn draw_on_turn(&mut self, seat: Seat) {
-        if self.draw_cards(seat, 1, DrawCause::Turn).is_empty() {
+        let drawn = if self.game.options.house.draw_to_match {
+            self.draw_to_match(seat)
+        } else {
+            self.draw_cards(seat, 1, DrawCause::Turn)
+        };
+        if drawn.is_empty() {
             let next = self.game.next_seat(seat);
             self.emit(Event::TurnStarted { seat: next });
         }

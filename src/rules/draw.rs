@@ -14,6 +14,8 @@ enum Until {
     Count(usize),
     /// After a card of this color on the active side; a wild does not count [F-ACT-11].
     Color(Color),
+    /// After a card that may be played on the discard pile [H-DRAWMATCH].
+    Playable,
 }
 
 impl<R: Rng + ?Sized> Exec<'_, R> {
@@ -44,6 +46,11 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         }
     }
 
+    /// [H-DRAWMATCH]: `seat` draws until a card it may play comes, or the cards run out.
+    pub(super) fn draw_to_match(&mut self, seat: Seat) -> Vec<CardId> {
+        self.draw_until(seat, Until::Playable, DrawCause::Turn)
+    }
+
     fn draw_until(&mut self, seat: Seat, until: Until, cause: DrawCause) -> Vec<CardId> {
         let mut all = Vec::new();
         let mut reshuffled = false;
@@ -60,6 +67,23 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                     Until::Color(color) => {
                         batch.push(card);
                         if self.game.face(card).color == Some(color) {
+                            done = true;
+                            break;
+                        }
+                    }
+                    Until::Playable => {
+                        // [H-STRICT] forbids a wild draw to a seat holding the current color,
+                        // counting the cards this draw brought.
+                        let holds_color = self.game.holds_current_color(seat)
+                            || all.iter().chain(&batch).any(|&c| {
+                                self.game.color.is_some()
+                                    && self.game.face(c).color == self.game.color
+                            });
+                        let forbidden = self.game.options.house.strict_wild_draw
+                            && self.game.face(card).kind.is_wild_draw()
+                            && holds_color;
+                        batch.push(card);
+                        if self.game.matches(card) && !forbidden {
                             done = true;
                             break;
                         }

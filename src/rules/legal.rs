@@ -17,6 +17,19 @@ impl Game {
             || self.top_face().is_some_and(|top| top.kind == face.kind)
     }
 
+    /// Whether `seat` may play `card` now: it matches, and [H-STRICT] does not forbid it (a wild
+    /// draw while holding the current color).
+    fn playable(&self, seat: Seat, card: CardId) -> bool {
+        self.matches(card) && !self.strictly_forbidden(seat, card)
+    }
+
+    /// [H-STRICT]: a wild draw that F-WDRAW-1 forbids is refused instead of left to a challenge.
+    fn strictly_forbidden(&self, seat: Seat, card: CardId) -> bool {
+        self.options.house.strict_wild_draw
+            && self.face(card).kind.is_wild_draw()
+            && self.holds_current_color(seat)
+    }
+
     /// [F-WDRAW-1]: whether `seat` holds a card of the current color, which forbids a wild draw
     /// (and makes a challenge find its player guilty, [F-CHAL-2]).
     pub fn holds_current_color(&self, seat: Seat) -> bool {
@@ -54,14 +67,14 @@ impl Game {
         match self.phase {
             Phase::Play => {
                 for &card in self.hand(seat) {
-                    if self.matches(card) {
+                    if self.playable(seat, card) {
                         self.push_plays(seat, card, out);
                     }
                 }
                 out.push(Action::Draw);
             }
             Phase::PlayDrawn { card } => {
-                if self.matches(card) {
+                if self.playable(seat, card) {
                     self.push_plays(seat, card, out);
                 }
                 out.push(Action::Keep);
@@ -73,7 +86,10 @@ impl Game {
             }
             Phase::Penalty(_) => {
                 out.push(Action::Accept);
-                out.push(Action::Challenge);
+                // [H-STRICT]: no wild draw is a bluff, so none is challenged.
+                if !self.options.house.strict_wild_draw {
+                    out.push(Action::Challenge);
+                }
             }
             Phase::MatchOver => {}
         }
@@ -138,6 +154,9 @@ impl Game {
                 RuleError::ColorNotOnActiveSide { color }
             }
             (Phase::ChooseColor { .. }, _) => RuleError::ColorChoicePending,
+            (Phase::Penalty(_), Action::Challenge) if self.options.house.strict_wild_draw => {
+                RuleError::ChallengeNotOffered
+            }
             (Phase::Penalty(_), _) => RuleError::PenaltyPending,
             (_, Action::ChooseColor { .. }) => RuleError::NoColorChoicePending,
             (_, Action::Accept) => RuleError::NoPenaltyPending,
@@ -181,6 +200,9 @@ impl Game {
         }
         if uno && self.hand(seat).len() != 2 {
             return RuleError::UnoNotDue;
+        }
+        if self.strictly_forbidden(seat, card) {
+            return RuleError::WildDrawForbidden { card };
         }
         RuleError::CardDoesNotMatch { card }
     }

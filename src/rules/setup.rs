@@ -60,6 +60,18 @@ impl HouseRules {
     }
 }
 
+impl HouseRules {
+    /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT and
+    /// H-DRAWMATCH are played.
+    pub fn unsupported(&self) -> Vec<&'static str> {
+        let played = ["H-STRICT", "H-DRAWMATCH"];
+        self.enabled()
+            .into_iter()
+            .filter(|id| !played.contains(id))
+            .collect()
+    }
+}
+
 /// The target score when none is given [F-END-6].
 pub const DEFAULT_TARGET: u32 = 500;
 /// Fewest seats [F-SETUP-1].
@@ -138,8 +150,7 @@ impl Setup {
         if self.options.target == 0 {
             return Err(SetupError::ZeroTarget);
         }
-        let unsupported = self.options.house.enabled();
-        if let Some(rule) = unsupported.first() {
+        if let Some(rule) = self.options.house.unsupported().first() {
             return Err(SetupError::HouseRuleUnsupported { rule });
         }
         if let Some(order) = &self.deck {

@@ -234,3 +234,79 @@ async fn three_server_seats_and_one_remote_seat_play_to_the_end() {
     let (game, tokens) = started(&mut client, options).await;
     play_alone_to_the_end(&mut client, &game, &tokens[0], 0).await;
 }
+
+/// [H-STRICT] and [H-DRAWMATCH] are game options over the API: the game shows them, plays to
+/// the end with them, and never offers a challenge; a rule not played yet is refused by name.
+#[tokio::test]
+async fn house_rules_strict_and_draw_to_match_over_the_api() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    for ruleset in [pb::Ruleset::Flip, pb::Ruleset::Classic] {
+        let house = pb::HouseRules {
+            strict_wild_draw: true,
+            draw_to_match: true,
+            ..Default::default()
+        };
+        let options = pb::GameOptions {
+            house_rules: Some(house),
+            bot_seats: vec![1, 2],
+            ..options(ruleset, 3)
+        };
+        let (game, tokens) = started(&mut client, options).await;
+        let shown = client
+            .get_game(pb::GetGameRequest { name: game.clone() })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(
+            shown.options.unwrap().house_rules,
+            Some(house),
+            "the game shows its house rules"
+        );
+        for _ in 0..5000 {
+            let v = view(&mut client, &game, Some(&tokens[0])).await;
+            if v.awaiting == pb::Awaiting::MatchOver as i32 {
+                break;
+            }
+            assert!(
+                !v.legal_actions
+                    .iter()
+                    .any(|a| matches!(a.kind, Some(pb::action::Kind::Challenge(_)))),
+                "no challenge under strict wild draws"
+            );
+            let action = v
+                .legal_actions
+                .iter()
+                .find(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
+                .or_else(|| v.legal_actions.first())
+                .copied()
+                .unwrap();
+            submit(&mut client, &game, &tokens[0], action)
+                .await
+                .unwrap();
+        }
+        let v = view(&mut client, &game, None).await;
+        assert_eq!(v.awaiting, pb::Awaiting::MatchOver as i32);
+    }
+    let refused = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(pb::GameOptions {
+                house_rules: Some(pb::HouseRules {
+                    strict_wild_draw: true,
+                    jump_in: true,
+                    ..Default::default()
+                }),
+                ..options(pb::Ruleset::Flip, 2)
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "HOUSE_RULE_UNSUPPORTED");
+    assert!(
+        refused.message().contains("H-JUMP"),
+        "{}",
+        refused.message()
+    );
+}

@@ -1,0 +1,229 @@
+//! House rules played so far: [H-STRICT] and [H-DRAWMATCH]. The others are refused at game
+//! creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
+
+mod common;
+
+use common::*;
+use unoflip::rules::*;
+
+fn with(house: HouseRules) -> Options {
+    Options {
+        house,
+        ..Options::default()
+    }
+}
+
+const STRICT: HouseRules = HouseRules {
+    stacking: false,
+    jump_in: false,
+    seven_zero: false,
+    draw_to_match: false,
+    multi: false,
+    false_uno: false,
+    strict_wild_draw: true,
+    play_to_last: false,
+};
+
+const DRAW_TO_MATCH: HouseRules = HouseRules {
+    draw_to_match: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+/// Four seats, seat 1 to play on `top` (red) holding `hand1`.
+fn position(house: HouseRules, top: &str, hand1: &[&str], draw: &[&str]) -> (Game, Vec<CardId>) {
+    let mut t = Table::flip(4).options(with(house));
+    let top = t.card(top);
+    let hand: Vec<CardId> = hand1.iter().map(|s| t.card(s)).collect();
+    let pile: Vec<CardId> = draw.iter().map(|s| t.card(s)).collect();
+    t.hand(1, &hand).top(top).draw(&pile);
+    let (game, _) = t.position(1, None);
+    (game, hand)
+}
+
+// [H-STRICT]
+#[test]
+fn h_strict_refuses_a_wild_draw_while_holding_the_current_color() {
+    let (mut game, h) = position(STRICT, "red 5", &["wild-draw-two", "red 9", "green 2"], &[]);
+    let legal = game.legal_actions(1);
+    assert!(legal.contains(&plain(h[1])));
+    assert!(
+        !legal
+            .iter()
+            .any(|a| matches!(a, Action::Play { card, .. } if *card == h[0])),
+        "{legal:?}"
+    );
+    assert_refused(
+        &mut game,
+        1,
+        wild(h[0], Color::Green),
+        "WILD_DRAW_FORBIDDEN",
+    );
+    assert_eq!(game.hand(1), h.as_slice());
+}
+
+// [H-STRICT]
+#[test]
+fn h_strict_offers_no_challenge_and_the_next_seat_takes_the_penalty() {
+    let (mut game, h) = position(
+        STRICT,
+        "red 5",
+        &["wild-draw-two", "blue 9", "green 2"],
+        &[],
+    );
+    play_wild(&mut game, 1, h[0], Color::Green);
+    assert_eq!(game.legal_actions(2), vec![Action::Accept]);
+    assert_refused(&mut game, 2, Action::Challenge, "CHALLENGE_NOT_OFFERED");
+    let two = draw_top(&game, 2);
+    let hand2 = game.hand(2).to_vec();
+    act(&mut game, 2, Action::Accept);
+    assert_eq!(game.hand(2), [hand2, two].concat().as_slice());
+    assert_eq!(game.hand(1), &h[1..]);
+    assert_eq!(game.top_card(), Some(h[0]));
+    assert_eq!(game.color(), Some(Color::Green));
+    assert_turn(&game, 3);
+    assert_conserved(&game);
+}
+
+// [H-STRICT] on the classic deck: Wild Draw Four.
+#[test]
+fn h_strict_classic_wild_draw_four() {
+    let mut t = Table::classic(3).options(with(STRICT));
+    let top = t.card("red 5");
+    let h = t.cards(["wild-draw-four", "red 1"]);
+    t.hand(1, &h).top(top);
+    let (mut game, _) = t.position(1, None);
+    assert_refused(&mut game, 1, wild(h[0], Color::Blue), "WILD_DRAW_FORBIDDEN");
+    play(&mut game, 1, h[1]);
+    assert_turn(&game, 2);
+}
+
+// [H-DRAWMATCH]
+#[test]
+fn h_drawmatch_draws_until_a_playable_card_and_offers_it() {
+    let (mut game, h) = position(
+        DRAW_TO_MATCH,
+        "red 5",
+        &["blue 2"],
+        &["green 3", "yellow 7", "red 8", "blue 9"],
+    );
+    let pile = draw_top(&game, 4);
+    let events = act(&mut game, 1, Action::Draw);
+    assert_eq!(
+        events,
+        vec![Event::CardsDrawn {
+            seat: 1,
+            cards: pile[..3].to_vec(),
+            cause: DrawCause::Turn
+        }]
+    );
+    assert_eq!(
+        game.hand(1),
+        [h.clone(), pile[..3].to_vec()].concat().as_slice()
+    );
+    assert_eq!(game.phase(), Phase::PlayDrawn { card: pile[2] });
+    assert_eq!(game.legal_actions(1), vec![plain(pile[2]), Action::Keep]);
+    assert_eq!(draw_top(&game, 1), vec![pile[3]]);
+    // Playing it goes on as any play.
+    play(&mut game, 1, pile[2]);
+    assert_eq!(game.top_card(), Some(pile[2]));
+    assert_turn(&game, 2);
+    assert_conserved(&game);
+}
+
+// [H-DRAWMATCH] with [H-STRICT]: a wild draw the seat may not play does not stop the draw.
+#[test]
+fn h_drawmatch_passes_over_a_forbidden_wild_draw() {
+    let both = HouseRules {
+        strict_wild_draw: true,
+        ..DRAW_TO_MATCH
+    };
+    let (mut game, h) = position(both, "red 5", &["red 9"], &["wild-draw-two", "blue 5"]);
+    let pile = draw_top(&game, 2);
+    act(&mut game, 1, Action::Draw);
+    assert_eq!(game.hand(1), [h, pile.clone()].concat().as_slice());
+    assert_eq!(game.phase(), Phase::PlayDrawn { card: pile[1] });
+    assert_eq!(game.legal_actions(1), vec![plain(pile[1]), Action::Keep]);
+}
+
+// [H-DRAWMATCH] without the rule: one card, as F-TURN-3 says.
+#[test]
+fn without_drawmatch_a_draw_is_one_card() {
+    let (mut game, _) = position(
+        HouseRules::default(),
+        "red 5",
+        &["blue 2"],
+        &["green 3", "red 8"],
+    );
+    let pile = draw_top(&game, 1);
+    act(&mut game, 1, Action::Draw);
+    assert_eq!(game.phase(), Phase::PlayDrawn { card: pile[0] });
+    assert_eq!(game.legal_actions(1), vec![Action::Keep]);
+}
+
+/// The rules not played yet are refused by name when the game is set up.
+#[test]
+fn unplayed_house_rules_are_refused_at_setup() {
+    for (house, id) in [
+        (
+            HouseRules {
+                stacking: true,
+                ..HouseRules::default()
+            },
+            "H-STACK",
+        ),
+        (
+            HouseRules {
+                jump_in: true,
+                ..HouseRules::default()
+            },
+            "H-JUMP",
+        ),
+        (
+            HouseRules {
+                seven_zero: true,
+                ..HouseRules::default()
+            },
+            "H-SEVEN0",
+        ),
+        (
+            HouseRules {
+                multi: true,
+                ..HouseRules::default()
+            },
+            "H-MULTI",
+        ),
+        (
+            HouseRules {
+                false_uno: true,
+                ..HouseRules::default()
+            },
+            "H-FALSEUNO",
+        ),
+        (
+            HouseRules {
+                play_to_last: true,
+                ..HouseRules::default()
+            },
+            "H-LAST",
+        ),
+    ] {
+        let setup = Setup {
+            options: with(house),
+            ..Setup::new(Ruleset::Flip, 4)
+        };
+        assert_eq!(
+            setup.check(),
+            Err(SetupError::HouseRuleUnsupported { rule: id })
+        );
+    }
+    let played = Setup {
+        options: with(HouseRules {
+            strict_wild_draw: true,
+            draw_to_match: true,
+            ..HouseRules::default()
+        }),
+        ..Setup::new(Ruleset::Classic, 4)
+    };
+    assert_eq!(played.check(), Ok(()));
+}
