@@ -1,5 +1,5 @@
-//! House rules played so far: [H-STRICT] and [H-DRAWMATCH]. The others are refused at game
-//! creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
+//! House rules played so far: [H-STRICT], [H-DRAWMATCH] and [H-FALSEUNO]. The others are refused
+//! at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
 
 mod common;
 
@@ -195,13 +195,6 @@ fn unplayed_house_rules_are_refused_at_setup() {
         ),
         (
             HouseRules {
-                false_uno: true,
-                ..HouseRules::default()
-            },
-            "H-FALSEUNO",
-        ),
-        (
-            HouseRules {
                 play_to_last: true,
                 ..HouseRules::default()
             },
@@ -226,4 +219,123 @@ fn unplayed_house_rules_are_refused_at_setup() {
         ..Setup::new(Ruleset::Classic, 4)
     };
     assert_eq!(played.check(), Ok(()));
+}
+
+const FALSE_UNO: HouseRules = HouseRules {
+    false_uno: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+// [H-FALSEUNO]
+#[test]
+fn h_falseuno_a_call_without_one_card_costs_two() {
+    let (mut game, h) = position(
+        FALSE_UNO,
+        "red 5",
+        &["red 9", "green 2"],
+        &["blue 1", "blue 2"],
+    );
+    // Any seat may call at any time: it is listed, out of turn too.
+    assert!(game.legal_actions(3).contains(&Action::CallUno));
+    assert!(game.legal_actions(1).contains(&Action::CallUno));
+    let two = draw_top(&game, 2);
+    let hand3 = game.hand(3).to_vec();
+    let events = act(&mut game, 3, Action::CallUno);
+    assert_eq!(
+        events,
+        vec![Event::CardsDrawn {
+            seat: 3,
+            cards: two.clone(),
+            cause: DrawCause::FalseUno
+        }]
+    );
+    assert_eq!(game.hand(3), [hand3, two].concat().as_slice());
+    // The turn is untouched.
+    assert_turn(&game, 1);
+    assert_eq!(game.hand(1), h.as_slice());
+    assert_conserved(&game);
+}
+
+// [H-FALSEUNO]
+#[test]
+fn h_falseuno_a_catch_of_a_seat_that_called_costs_the_catcher_two() {
+    let (mut game, h) = position(
+        FALSE_UNO,
+        "red 5",
+        &["red 9", "green 2"],
+        &["blue 1", "blue 2"],
+    );
+    // Seat 1 goes down to one card and calls with the play: not vulnerable.
+    act(
+        &mut game,
+        1,
+        Action::Play {
+            card: h[0],
+            color: None,
+            uno: true,
+        },
+    );
+    let two = draw_top(&game, 2);
+    let hand3 = game.hand(3).to_vec();
+    let events = act(&mut game, 3, Action::Catch { seat: 1 });
+    assert_eq!(
+        events,
+        vec![Event::CardsDrawn {
+            seat: 3,
+            cards: two.clone(),
+            cause: DrawCause::FalseCatch
+        }]
+    );
+    assert_eq!(game.hand(3), [hand3, two].concat().as_slice());
+    assert_eq!(game.hand(1), &h[1..]);
+    assert_turn(&game, 2);
+}
+
+// [H-FALSEUNO] leaves a true catch as F-UNO-2 says.
+#[test]
+fn h_falseuno_a_true_catch_still_costs_the_caught_seat_two() {
+    let (mut game, h) = position(
+        FALSE_UNO,
+        "red 5",
+        &["red 9", "green 2"],
+        &["blue 1", "blue 2"],
+    );
+    play(&mut game, 1, h[0]);
+    let two = draw_top(&game, 2);
+    let hand3 = game.hand(3).to_vec();
+    let events = act(&mut game, 3, Action::Catch { seat: 1 });
+    assert_eq!(events[0], Event::UnoCaught { seat: 1, by: 3 });
+    assert_eq!(
+        events[1],
+        Event::CardsDrawn {
+            seat: 1,
+            cards: two.clone(),
+            cause: DrawCause::UnoCaught
+        }
+    );
+    assert_eq!(game.hand(1), [vec![h[1]], two].concat().as_slice());
+    assert_eq!(game.hand(3), hand3.as_slice());
+}
+
+// Without H-FALSEUNO, the same call and catch are refused and cost nothing [F-UNO-3].
+#[test]
+fn without_falseuno_a_false_call_or_catch_is_refused() {
+    let (mut game, h) = position(
+        HouseRules::default(),
+        "red 5",
+        &["red 9", "green 2"],
+        &["blue 1", "blue 2"],
+    );
+    assert_refused(&mut game, 3, Action::CallUno, "UNO_NOT_DUE");
+    act(
+        &mut game,
+        1,
+        Action::Play {
+            card: h[0],
+            color: None,
+            uno: true,
+        },
+    );
+    assert_refused(&mut game, 3, Action::Catch { seat: 1 }, "NOT_CATCHABLE");
 }

@@ -200,6 +200,7 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
     let house = HouseRules {
         strict_wild_draw: rng.random_bool(0.3),
         draw_to_match: rng.random_bool(0.3),
+        false_uno: rng.random_bool(0.3),
         ..HouseRules::default()
     };
     let setup = Setup {
@@ -212,10 +213,11 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         ..Setup::new(ruleset, seats)
     };
     let (mut game, mut log) = Game::new(&setup, &mut rng).expect("valid setup");
-    // Half the matches prefer playing to drawing. Under draw-to-match every match does: a
-    // uniformly random player who draws as often as it plays gains cards faster than it sheds
-    // them, and its rounds run on for tens of thousands of moves without being stuck.
-    let eager = house.draw_to_match || rng.random_bool(0.5);
+    // Half the matches prefer playing to drawing. Under draw-to-match and false UNO every match
+    // does: there a uniformly random player gains cards faster than it sheds them (each draw
+    // brings several, each wrong call two) until every card is in a hand, and its rounds run on
+    // for tens of thousands of moves without being stuck.
+    let eager = house.draw_to_match || house.false_uno || rng.random_bool(0.5);
     let mut steps = 0;
     let mut round = game.round();
     while !game.is_over() {
@@ -246,6 +248,21 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
                 assert_eq!(game, before, "a refused action changed the game");
             }
         }
+        // Under false UNO, calls and catches that are not due are always listed; a player makes
+        // one now and then (one time in ten), not at every chance.
+        let legal: Vec<Action> = if house.false_uno && rng.random_bool(0.9) {
+            let exposed = game.uno_exposed();
+            legal
+                .into_iter()
+                .filter(|a| match a {
+                    Action::CallUno => exposed == Some(seat),
+                    Action::Catch { seat: s } => exposed == Some(*s),
+                    _ => true,
+                })
+                .collect()
+        } else {
+            legal
+        };
         if legal.is_empty() {
             continue;
         }

@@ -50,10 +50,18 @@ pub(super) fn choose<R: Rng + ?Sized>(view: &View, _rng: &mut R) -> Option<Actio
     if legal.is_empty() {
         return None;
     }
-    if legal.contains(&Action::CallUno) {
+    // Calls and catches only when they are due: under H-FALSEUNO they are always listed, and
+    // a wrong one costs two cards.
+    let exposed = |seat: usize| view.players.get(seat).is_some_and(|p| p.uno_exposed);
+    if legal.contains(&Action::CallUno)
+        && matches!(view.viewer, crate::rules::Viewer::Seat(me) if exposed(me))
+    {
         return Some(Action::CallUno);
     }
-    if let Some(catch) = legal.iter().find(|a| matches!(a, Action::Catch { .. })) {
+    if let Some(catch) = legal
+        .iter()
+        .find(|a| matches!(a, Action::Catch { seat } if exposed(*seat)))
+    {
         return Some(*catch);
     }
     let hand: Vec<&CardView> = view.hand.iter().collect();

@@ -126,7 +126,15 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                     self.challenge(seat, penalty);
                 }
             }
+            // [H-FALSEUNO]: a call without holding one card costs two cards.
+            Action::CallUno if self.game.hand(seat).len() != 1 => {
+                self.draw_cards(seat, 2, DrawCause::FalseUno);
+            }
             Action::CallUno => self.emit(Event::UnoCalled { seat }),
+            // [H-FALSEUNO]: so does a catch of a seat that may not be caught.
+            Action::Catch { seat: caught } if self.game.uno_exposed != Some(caught) => {
+                self.draw_cards(seat, 2, DrawCause::FalseCatch);
+            }
             Action::Catch { seat: caught } => self.catch_uno(seat, caught),
         }
     }

@@ -27,6 +27,10 @@ pub enum DrawCause {
     Challenge,
     /// The seat was caught without calling UNO [F-UNO-2].
     UnoCaught,
+    /// The seat called UNO without holding one card [H-FALSEUNO].
+    FalseUno,
+    /// The seat tried to catch a seat that could not be caught [H-FALSEUNO].
+    FalseCatch,
 }
 
 /// One fact of a game. Event numbers (versions) are counted by the store, from 1.

@@ -53,8 +53,16 @@ impl Game {
         if self.phase == Phase::MatchOver || seat >= self.seats {
             return;
         }
-        // Out of turn: the UNO call and the catch [F-TURN-5], [F-UNO].
-        if let Some(exposed) = self.uno_exposed {
+        // Out of turn: the UNO call and the catch [F-TURN-5], [F-UNO]. [H-FALSEUNO]: any seat
+        // may call or catch at any time, and pays two cards when it is wrong.
+        if self.options.house.false_uno {
+            out.push(Action::CallUno);
+            out.extend(
+                (0..self.seats)
+                    .filter(|&other| other != seat)
+                    .map(|other| Action::Catch { seat: other }),
+            );
+        } else if let Some(exposed) = self.uno_exposed {
             if exposed == seat {
                 out.push(Action::CallUno);
             } else {

@@ -61,10 +61,10 @@ impl HouseRules {
 }
 
 impl HouseRules {
-    /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT and
-    /// H-DRAWMATCH are played.
+    /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT,
+    /// H-DRAWMATCH and H-FALSEUNO are played.
     pub fn unsupported(&self) -> Vec<&'static str> {
-        let played = ["H-STRICT", "H-DRAWMATCH"];
+        let played = ["H-STRICT", "H-DRAWMATCH", "H-FALSEUNO"];
         self.enabled()
             .into_iter()
             .filter(|id| !played.contains(id))

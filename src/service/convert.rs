@@ -137,6 +137,8 @@ fn draw_cause(c: DrawCause) -> pb::DrawCause {
         DrawCause::FirstDiscard => pb::DrawCause::FirstDiscard,
         DrawCause::Challenge => pb::DrawCause::Challenge,
         DrawCause::UnoCaught => pb::DrawCause::UnoCaught,
+        DrawCause::FalseUno => pb::DrawCause::FalseUno,
+        DrawCause::FalseCatch => pb::DrawCause::FalseCatch,
     }
 }
 

@@ -235,8 +235,9 @@ async fn three_server_seats_and_one_remote_seat_play_to_the_end() {
     play_alone_to_the_end(&mut client, &game, &tokens[0], 0).await;
 }
 
-/// [H-STRICT] and [H-DRAWMATCH] are game options over the API: the game shows them, plays to
-/// the end with them, and never offers a challenge; a rule not played yet is refused by name.
+/// [H-STRICT], [H-DRAWMATCH] and [H-FALSEUNO] are game options over the API: the game shows
+/// them, plays to the end with them, never offers a challenge, and charges a false UNO call two
+/// cards; a rule not played yet is refused by name.
 #[tokio::test]
 async fn house_rules_strict_and_draw_to_match_over_the_api() {
     let server = server().await;
@@ -245,6 +246,7 @@ async fn house_rules_strict_and_draw_to_match_over_the_api() {
         let house = pb::HouseRules {
             strict_wild_draw: true,
             draw_to_match: true,
+            false_uno: true,
             ..Default::default()
         };
         let options = pb::GameOptions {
@@ -265,6 +267,29 @@ async fn house_rules_strict_and_draw_to_match_over_the_api() {
             Some(house),
             "the game shows its house rules"
         );
+        // A false UNO call, out of turn or not: two cards, nothing else.
+        let before = view(&mut client, &game, Some(&tokens[0])).await;
+        let call = pb::Action {
+            kind: Some(pb::action::Kind::CallUno(pb::CallUno {})),
+        };
+        assert!(before.legal_actions.contains(&call));
+        let answer = submit(&mut client, &game, &tokens[0], call).await.unwrap();
+        assert_eq!(answer.version, before.version + 1);
+        match &answer.events[..] {
+            [
+                pb::Event {
+                    kind: Some(pb::event::Kind::CardsDrawn(d)),
+                    ..
+                },
+            ] => {
+                assert_eq!(d.cause, pb::DrawCause::FalseUno as i32);
+                assert_eq!((d.seat, d.cards.len()), (0, 2));
+            }
+            other => panic!("{other:?}"),
+        }
+        let after = view(&mut client, &game, Some(&tokens[0])).await;
+        assert_eq!(after.hand.len(), before.hand.len() + 2);
+        assert_eq!(after.turn, before.turn);
         for _ in 0..5000 {
             let v = view(&mut client, &game, Some(&tokens[0])).await;
             if v.awaiting == pb::Awaiting::MatchOver as i32 {
@@ -280,9 +305,18 @@ async fn house_rules_strict_and_draw_to_match_over_the_api() {
                 .legal_actions
                 .iter()
                 .find(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
-                .or_else(|| v.legal_actions.first())
-                .copied()
-                .unwrap();
+                .or_else(|| {
+                    v.legal_actions.iter().find(|a| {
+                        !matches!(
+                            a.kind,
+                            Some(pb::action::Kind::CallUno(_) | pb::action::Kind::CatchUno(_))
+                        )
+                    })
+                })
+                .copied();
+            let Some(action) = action else {
+                continue; // Not our turn yet: only calls and catches are listed.
+            };
             submit(&mut client, &game, &tokens[0], action)
                 .await
                 .unwrap();

@@ -31,12 +31,20 @@ def best_color(view: game_pb2.View) -> int:
     return counts.most_common(1)[0][0] if counts else 0
 
 
-def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random) -> game_pb2.Action:
-    """One of `legal`: catch a forgotten UNO, else play (numbers and actions before wilds, calling
-    UNO when it leaves one card), else declare the color it holds most of, else the rest."""
+def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random) -> game_pb2.Action | None:
+    """One of `legal`, or None when none is worth taking: catch a forgotten UNO, else play
+    (numbers and actions before wilds, calling UNO when it leaves one card), else declare the
+    color it holds most of, else the rest. Calls and catches only when due: with the false-UNO
+    house rule they are always listed, and a wrong one costs two cards."""
+    exposed = {p.seat for p in view.players if p.uno_exposed}
     kinds = collections.defaultdict(list)
     for action in legal:
-        kinds[action.WhichOneof("kind")].append(action)
+        kind = action.WhichOneof("kind")
+        if kind == "catch_uno" and action.catch_uno.seat not in exposed:
+            continue
+        if kind == "call_uno" and view.seat not in exposed:
+            continue
+        kinds[kind].append(action)
     if kinds["catch_uno"]:
         return kinds["catch_uno"][0]
     if kinds["call_uno"]:
@@ -58,7 +66,7 @@ def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random
     for kind in ("accept_penalty", "keep_card", "draw_card", "challenge"):
         if kinds[kind]:
             return kinds[kind][0]
-    return rng.choice(legal)
+    return None
 
 
 def play_seat(seat: Seat, *, rng: random.Random | None = None, after: int = 0) -> game_pb2.View:
@@ -72,8 +80,11 @@ def play_seat(seat: Seat, *, rng: random.Random | None = None, after: int = 0) -
             view = seat.view()
             if view.version != message.prompt.version:
                 continue  # the table moved on; a newer prompt follows
+            action = choose(list(message.prompt.legal_actions), view, rng)
+            if action is None:
+                continue
             try:
-                seat.act(choose(list(message.prompt.legal_actions), view, rng), expected_version=message.prompt.version)
+                seat.act(action, expected_version=message.prompt.version)
             except UnoflipError as error:
                 if error.reason not in _STALE:
                     raise

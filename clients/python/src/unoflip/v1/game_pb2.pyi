@@ -59,6 +59,8 @@ class DrawCause(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRAW_CAUSE_FIRST_DISCARD: _ClassVar[DrawCause]
     DRAW_CAUSE_CHALLENGE: _ClassVar[DrawCause]
     DRAW_CAUSE_UNO_CAUGHT: _ClassVar[DrawCause]
+    DRAW_CAUSE_FALSE_UNO: _ClassVar[DrawCause]
+    DRAW_CAUSE_FALSE_CATCH: _ClassVar[DrawCause]
 RULESET_UNSPECIFIED: Ruleset
 RULESET_FLIP: Ruleset
 RULESET_CLASSIC: Ruleset
@@ -87,6 +89,8 @@ DRAW_CAUSE_PENALTY: DrawCause
 DRAW_CAUSE_FIRST_DISCARD: DrawCause
 DRAW_CAUSE_CHALLENGE: DrawCause
 DRAW_CAUSE_UNO_CAUGHT: DrawCause
+DRAW_CAUSE_FALSE_UNO: DrawCause
+DRAW_CAUSE_FALSE_CATCH: DrawCause
 
 class HouseRules(_message.Message):
     __slots__ = ("stacking", "jump_in", "seven_zero", "draw_to_match", "multi", "false_uno", "strict_wild_draw", "play_to_last")
