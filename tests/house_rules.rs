@@ -1,5 +1,5 @@
-//! House rules played so far: [H-STRICT], [H-DRAWMATCH] and [H-FALSEUNO]. The others are refused
-//! at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
+//! House rules played so far: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO] and [H-JUMP]. The others
+//! are refused at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
 
 mod common;
 
@@ -174,13 +174,6 @@ fn unplayed_house_rules_are_refused_at_setup() {
         ),
         (
             HouseRules {
-                jump_in: true,
-                ..HouseRules::default()
-            },
-            "H-JUMP",
-        ),
-        (
-            HouseRules {
                 seven_zero: true,
                 ..HouseRules::default()
             },
@@ -338,4 +331,104 @@ fn without_falseuno_a_false_call_or_catch_is_refused() {
         },
     );
     assert_refused(&mut game, 3, Action::Catch { seat: 1 }, "NOT_CATCHABLE");
+}
+
+const JUMP: HouseRules = HouseRules {
+    jump_in: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+/// Four seats, seat 1 to play on `top`; seat 3 holds `hand3`.
+fn jump_position(top: &str, hand1: &[&str], hand3: &[&str]) -> (Game, Vec<CardId>, Vec<CardId>) {
+    let mut t = Table::flip(4).options(with(JUMP));
+    let top = t.card(top);
+    let h1: Vec<CardId> = hand1.iter().map(|s| t.card(s)).collect();
+    let h3: Vec<CardId> = hand3.iter().map(|s| t.card(s)).collect();
+    t.hand(1, &h1).hand(3, &h3).top(top);
+    let (game, _) = t.position(1, None);
+    (game, h1, h3)
+}
+
+// [H-JUMP]
+#[test]
+fn h_jump_an_identical_card_is_played_out_of_turn_and_play_goes_on_from_the_jumper() {
+    let (mut game, h1, h3) = jump_position(
+        "red 5",
+        &["red 9", "green 2"],
+        &["red 5", "blue 5", "green 7"],
+    );
+    // Only the identical card is offered out of turn, not the one that merely matches.
+    assert_eq!(game.legal_actions(3), vec![plain(h3[0])]);
+    assert_refused(&mut game, 3, plain(h3[1]), "NOT_YOUR_TURN");
+    let events = act(&mut game, 3, plain(h3[0]));
+    assert_eq!(
+        events,
+        vec![
+            Event::TurnStarted { seat: 3 },
+            Event::CardPlayed {
+                seat: 3,
+                card: h3[0],
+                color: None,
+                uno: false
+            },
+            Event::TurnStarted { seat: 0 },
+        ]
+    );
+    assert_eq!(game.top_card(), Some(h3[0]));
+    assert_eq!(game.hand(3), &h3[1..]);
+    assert_eq!(game.hand(1), h1.as_slice());
+    assert_turn(&game, 0);
+    assert_conserved(&game);
+}
+
+// [H-JUMP]: an action card's effect counts from the jumper.
+#[test]
+fn h_jump_a_skip_skips_the_seat_after_the_jumper() {
+    let (mut game, _, h3) = jump_position("red skip", &["red 9"], &["red skip", "blue 1"]);
+    act(&mut game, 3, plain(h3[0]));
+    assert_turn(&game, 1);
+    assert_eq!(game.direction(), Direction::Clockwise);
+}
+
+// [H-JUMP]: a plain Wild on a plain Wild, with a new color.
+#[test]
+fn h_jump_a_plain_wild_on_a_plain_wild() {
+    let mut t = Table::flip(4).options(with(JUMP));
+    let top = t.card("wild");
+    let h3 = t.cards(["wild", "blue 1"]);
+    t.hand(3, &h3).top(top);
+    let (mut game, _) = t.position(1, Some(Color::Red));
+    assert!(game.legal_actions(3).contains(&wild(h3[0], Color::Green)));
+    act(&mut game, 3, wild(h3[0], Color::Green));
+    assert_eq!(game.color(), Some(Color::Green));
+    assert_turn(&game, 0);
+}
+
+// [H-JUMP]: never a wild draw; not while the turn seat decides on a drawn card.
+#[test]
+fn h_jump_never_with_a_wild_draw_nor_after_the_turn_seat_drew() {
+    let mut t = Table::flip(4).options(with(JUMP));
+    let top = t.card("wild-draw-two");
+    let h3 = t.cards(["wild-draw-two", "blue 1"]);
+    t.hand(3, &h3).top(top);
+    let (game, _) = t.position(1, Some(Color::Red));
+    assert_eq!(game.legal_actions(3), vec![]);
+
+    let (mut game, _, h3) = jump_position("red 5", &["green 2"], &["red 5"]);
+    act(&mut game, 1, Action::Draw);
+    assert!(matches!(game.phase(), Phase::PlayDrawn { .. }));
+    assert_refused(&mut game, 3, plain(h3[0]), "NOT_YOUR_TURN");
+}
+
+// Without H-JUMP an identical card waits for its turn.
+#[test]
+fn without_jump_an_identical_card_waits() {
+    let mut t = Table::flip(4);
+    let top = t.card("red 5");
+    let h3 = t.cards(["red 5"]);
+    t.hand(3, &h3).top(top);
+    let (mut game, _) = t.position(1, None);
+    assert_eq!(game.legal_actions(3), vec![]);
+    assert_refused(&mut game, 3, plain(h3[0]), "NOT_YOUR_TURN");
 }

@@ -201,6 +201,7 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         strict_wild_draw: rng.random_bool(0.3),
         draw_to_match: rng.random_bool(0.3),
         false_uno: rng.random_bool(0.3),
+        jump_in: rng.random_bool(0.3),
         ..HouseRules::default()
     };
     let setup = Setup {

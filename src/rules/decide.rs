@@ -101,7 +101,13 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     /// Dispatches a legal action to the rule that handles it.
     fn carry_out(&mut self, seat: Seat, action: Action) {
         match action {
-            Action::Play { card, color, uno } => self.play(seat, card, color, uno),
+            Action::Play { card, color, uno } => {
+                // [H-JUMP]: a jump-in takes the turn, and play goes on from the jumper.
+                if seat != self.game.turn {
+                    self.emit(Event::TurnStarted { seat });
+                }
+                self.play(seat, card, color, uno);
+            }
             Action::Draw => self.draw_on_turn(seat),
             Action::Keep => {
                 self.emit(Event::DrawnCardKept { seat });

@@ -17,6 +17,13 @@ impl Game {
             || self.top_face().is_some_and(|top| top.kind == face.kind)
     }
 
+    /// [H-JUMP]: `card`'s active face is the top discard's (same color and number or symbol; a
+    /// plain Wild on a plain Wild), and it is not a wild draw.
+    pub fn identical_to_top(&self, card: CardId) -> bool {
+        let face = self.face(card);
+        !face.kind.is_wild_draw() && self.top_face() == Some(face)
+    }
+
     /// Whether `seat` may play `card` now: it matches, and [H-STRICT] does not forbid it (a wild
     /// draw while holding the current color).
     fn playable(&self, seat: Seat, card: CardId) -> bool {
@@ -70,6 +77,14 @@ impl Game {
             }
         }
         if seat != self.turn {
+            // [H-JUMP]: a card identical to the top discard, out of turn.
+            if self.options.house.jump_in && self.phase == Phase::Play {
+                for &card in self.hand(seat) {
+                    if self.identical_to_top(card) {
+                        self.push_plays(seat, card, out);
+                    }
+                }
+            }
             return;
         }
         match self.phase {

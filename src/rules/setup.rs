@@ -62,9 +62,9 @@ impl HouseRules {
 
 impl HouseRules {
     /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT,
-    /// H-DRAWMATCH and H-FALSEUNO are played.
+    /// H-DRAWMATCH, H-FALSEUNO and H-JUMP are played.
     pub fn unsupported(&self) -> Vec<&'static str> {
-        let played = ["H-STRICT", "H-DRAWMATCH", "H-FALSEUNO"];
+        let played = ["H-STRICT", "H-DRAWMATCH", "H-FALSEUNO", "H-JUMP"];
         self.enabled()
             .into_iter()
             .filter(|id| !played.contains(id))

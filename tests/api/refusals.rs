@@ -360,3 +360,117 @@ async fn an_expected_version_that_is_not_current_is_refused() {
         Some(pb::event::Kind::CardPlayed(_))
     ));
 }
+
+/// [H-JUMP] over the API: two seats race to jump in on the same table; exactly one is accepted,
+/// the other is refused with its reason and keeps its card.
+#[tokio::test]
+async fn two_seats_racing_to_jump_in_get_exactly_one_acceptance() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let mut t = Table::flip(3);
+    let [top, w0, w2] = t.cards(["wild", "wild", "wild"]);
+    t.hand(0, &[w0]).hand(2, &[w2]).top(top);
+    let setup = t.setup();
+    let options = pb::GameOptions {
+        first_dealer: Some(0),
+        deck_order: setup.deck.unwrap().iter().map(|c| u32::from(c.0)).collect(),
+        house_rules: Some(pb::HouseRules {
+            jump_in: true,
+            ..Default::default()
+        }),
+        ..options(pb::Ruleset::Flip, 3)
+    };
+    let created = client
+        .create_game(authed(
+            pb::CreateGameRequest {
+                options: Some(options),
+            },
+            ADMIN,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let game = created.name;
+    let mut tokens = Vec::new();
+    for seat in 0..3 {
+        let joined = client
+            .join_game(pb::JoinGameRequest {
+                game: game.clone(),
+                seat: Some(seat),
+                player_name: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        tokens.push(joined.seat_token);
+    }
+    client
+        .start_game(authed(
+            pb::StartGameRequest { game: game.clone() },
+            &tokens[0],
+        ))
+        .await
+        .unwrap();
+    // The first discard is a wild: seat 1 declares red, then may play.
+    let choose = pb::Action {
+        kind: Some(Kind::ChooseColor(pb::ChooseColor {
+            color: pb::Color::Red as i32,
+        })),
+    };
+    submit(&mut client, &game, &tokens[1], choose)
+        .await
+        .unwrap();
+    let version = game_version(&mut client, &game).await;
+    // Seats 0 and 2 hold a plain wild each: both may jump in, out of turn.
+    for (seat, card) in [(0, w0), (2, w2)] {
+        let v = view(&mut client, &game, Some(&tokens[seat])).await;
+        assert_eq!(v.turn, 1);
+        assert!(v.legal_actions.contains(&play(card, pb::Color::Blue)));
+    }
+    let jump = |seat: usize, card| {
+        let mut client = client.clone();
+        let token = tokens[seat].clone();
+        let game = game.clone();
+        async move {
+            client
+                .submit_action(authed(
+                    pb::SubmitActionRequest {
+                        game,
+                        action: Some(play(card, pb::Color::Blue)),
+                        request_id: format!("jump-{seat}"),
+                        expected_version: Some(version),
+                    },
+                    &token,
+                ))
+                .await
+        }
+    };
+    let (a, b) = tokio::join!(jump(0, w0), jump(2, w2));
+    assert!(a.is_ok() != b.is_ok(), "exactly one jump-in is accepted");
+    let (winner, loser, loser_card, refusal) = match (a, b) {
+        (Ok(_), Err(e)) => (0, 2, w2, e),
+        (Err(e), Ok(_)) => (2, 0, w0, e),
+        _ => unreachable!(),
+    };
+    assert_eq!(refusal.code(), Code::FailedPrecondition);
+    assert_eq!(reason(&refusal), "VERSION_MISMATCH");
+    let spectator = view(&mut client, &game, None).await;
+    assert_eq!(
+        spectator.discard.last().map(|c| c.id),
+        Some(u32::from(if winner == 0 { w0.0 } else { w2.0 }))
+    );
+    assert_eq!(spectator.players[winner].card_count, 6);
+    assert_eq!(spectator.players[loser].card_count, 7);
+    assert_eq!(
+        spectator.turn,
+        (winner as u32 + 1) % 3,
+        "play goes on from the jumper"
+    );
+    let kept = view(&mut client, &game, Some(&tokens[loser])).await;
+    assert!(
+        kept.hand.iter().any(|c| c.id == u32::from(loser_card.0)),
+        "the refused seat keeps its card"
+    );
+}
