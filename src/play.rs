@@ -473,6 +473,15 @@ impl Table {
             E::ColorChosen(c) => format!("{} chose {}", self.who(c.seat), self.color_name(c.color)),
             E::ColorRequested(c) => format!("{} must choose a color", self.who(c.seat)),
             E::DirectionReversed(_) => "the direction reversed".into(),
+            E::SwapRequested(s) => {
+                format!("{} must choose whom to swap hands with", self.who(s.seat))
+            }
+            E::HandsSwapped(s) => format!(
+                "{} swapped hands with {}",
+                self.who(s.seat),
+                self.who(s.with)
+            ),
+            E::HandsPassed(_) => "every hand passed to the next player".into(),
             E::Flipped(_) => "the table flipped".into(),
             E::CardsDrawn(d) => {
                 let cards: Vec<String> = d.cards.iter().map(|c| self.card(c)).collect();
@@ -551,6 +560,7 @@ impl Table {
             Some(A::Challenge(_)) => "challenge the wild draw".into(),
             Some(A::CallUno(_)) => "call UNO".into(),
             Some(A::CatchUno(c)) => format!("catch {} without UNO", self.who(c.seat)),
+            Some(A::SwapHands(s)) => format!("swap hands with {}", self.who(s.seat)),
             None => "?".into(),
         }
     }

@@ -1,5 +1,5 @@
-//! House rules played so far: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO] and [H-JUMP]. The others
-//! are refused at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
+//! House rules played so far: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO], [H-JUMP] and [H-SEVEN0].
+//! The others are refused at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
 
 mod common;
 
@@ -171,13 +171,6 @@ fn unplayed_house_rules_are_refused_at_setup() {
                 ..HouseRules::default()
             },
             "H-STACK",
-        ),
-        (
-            HouseRules {
-                seven_zero: true,
-                ..HouseRules::default()
-            },
-            "H-SEVEN0",
         ),
         (
             HouseRules {
@@ -431,4 +424,120 @@ fn without_jump_an_identical_card_waits() {
     let (mut game, _) = t.position(1, None);
     assert_eq!(game.legal_actions(3), vec![]);
     assert_refused(&mut game, 3, plain(h3[0]), "NOT_YOUR_TURN");
+}
+
+const SEVEN_ZERO: HouseRules = HouseRules {
+    seven_zero: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+// [H-SEVEN0]
+#[test]
+fn h_seven0_a_seven_swaps_hands_with_the_seat_chosen() {
+    let mut t = Table::flip(4).options(with(SEVEN_ZERO));
+    let top = t.card("red 5");
+    let h1 = t.cards(["red 7", "green 2", "blue 3"]);
+    let h3 = t.cards(["yellow 1", "yellow 2"]);
+    t.hand(1, &h1).hand(3, &h3).top(top);
+    let (mut game, _) = t.position(1, None);
+    let events = act(&mut game, 1, plain(h1[0]));
+    assert_eq!(events[1..], [Event::SwapRequested { seat: 1, then: 2 }]);
+    assert_eq!(
+        game.legal_actions(1),
+        vec![
+            Action::Swap { seat: 0 },
+            Action::Swap { seat: 2 },
+            Action::Swap { seat: 3 }
+        ]
+    );
+    assert_refused(
+        &mut game,
+        1,
+        Action::Swap { seat: 1 },
+        "CANNOT_SWAP_WITH_YOURSELF",
+    );
+    assert_refused(&mut game, 1, Action::Draw, "SWAP_CHOICE_PENDING");
+    assert_refused(&mut game, 2, Action::Swap { seat: 0 }, "NOT_YOUR_TURN");
+    let events = act(&mut game, 1, Action::Swap { seat: 3 });
+    assert_eq!(
+        events,
+        vec![
+            Event::HandsSwapped { seat: 1, with: 3 },
+            Event::TurnStarted { seat: 2 }
+        ]
+    );
+    assert_eq!(game.hand(1), h3.as_slice());
+    assert_eq!(game.hand(3), &h1[1..]);
+    assert_turn(&game, 2);
+    assert_conserved(&game);
+    // Each of the two sees its new hand; the others only the counts and backs.
+    let swapped = &Event::HandsSwapped { seat: 1, with: 3 };
+    match project(&game, swapped, Viewer::Seat(3)) {
+        SeenEvent::HandsSwapped { hand, .. } => {
+            assert_eq!(hand.iter().map(|c| c.id).collect::<Vec<_>>(), &h1[1..])
+        }
+        other => panic!("{other:?}"),
+    }
+    match project(&game, swapped, Viewer::Seat(0)) {
+        SeenEvent::HandsSwapped { hand, players, .. } => {
+            assert!(hand.is_empty());
+            assert_eq!(players[1].cards, 2);
+            assert_eq!(players[3].cards, 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    // No swap is pending any more.
+    assert_refused(&mut game, 2, Action::Swap { seat: 0 }, "NO_SWAP_PENDING");
+}
+
+// [H-SEVEN0]: a 0 in classic UNO passes every hand on, in the direction of play.
+#[test]
+fn h_seven0_a_zero_passes_every_hand_to_the_next_seat() {
+    let mut t = Table::classic(3).options(with(SEVEN_ZERO));
+    let top = t.card("red 5");
+    let h0 = t.cards(["blue 1", "blue 2"]);
+    let h1 = t.cards(["red 0", "green 2", "green 3"]);
+    let h2 = t.cards(["yellow 4"]);
+    t.hand(0, &h0).hand(1, &h1).hand(2, &h2).top(top);
+    let (mut game, _) = t.position(1, None);
+    let events = act(&mut game, 1, plain(h1[0]));
+    assert_eq!(
+        events[1..],
+        [Event::HandsPassed, Event::TurnStarted { seat: 2 }]
+    );
+    assert_eq!(game.hand(2), &h1[1..]);
+    assert_eq!(game.hand(0), h2.as_slice());
+    assert_eq!(game.hand(1), h0.as_slice());
+    assert_turn(&game, 2);
+    assert_conserved(&game);
+}
+
+// [H-SEVEN0] ruling: a 7 played as the last card ends the round; there is no hand to swap.
+#[test]
+fn h_seven0_a_seven_as_the_last_card_ends_the_round() {
+    let mut t = Table::flip(3).options(with(SEVEN_ZERO));
+    let top = t.card("red 5");
+    let h1 = t.cards(["red 7"]);
+    t.hand(1, &h1).top(top);
+    let (mut game, _) = t.position(1, None);
+    let events = act(&mut game, 1, plain(h1[0]));
+    assert!(matches!(events[1], Event::RoundEnded { winner: 1, .. }));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::SwapRequested { .. }))
+    );
+}
+
+// Without H-SEVEN0 a 7 is a number like any other.
+#[test]
+fn without_seven0_a_seven_is_a_number() {
+    let mut t = Table::flip(4);
+    let top = t.card("red 5");
+    let h1 = t.cards(["red 7", "green 2"]);
+    t.hand(1, &h1).top(top);
+    let (mut game, _) = t.position(1, None);
+    let events = act(&mut game, 1, plain(h1[0]));
+    assert_eq!(events[1..], [Event::TurnStarted { seat: 2 }]);
 }

@@ -69,6 +69,9 @@ fn seen_ids(event: &SeenEvent) -> Vec<CardId> {
             cards.iter().map(|c| c.id).collect()
         }
         SeenEvent::PenaltyPending { card, .. } => vec![*card],
+        SeenEvent::HandsSwapped { hand, .. } | SeenEvent::HandsPassed { hand, .. } => {
+            hand.iter().map(|c| c.id).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -188,6 +191,18 @@ fn check_projection(after: &Game, event: &Event, viewer: Viewer) {
             assert!(cards.is_empty(), "V-5: shown to the challenger alone");
         }
     }
+    // [H-SEVEN0]: after a swap, only the two seats of it see a hand, each its own new one.
+    if let SeenEvent::HandsSwapped {
+        seat, with, hand, ..
+    } = &seen
+    {
+        match viewer {
+            Viewer::Seat(v) if v == *seat || v == *with => {
+                assert_eq!(hand.iter().map(|c| c.id).collect::<Vec<_>>(), own);
+            }
+            _ => assert!(hand.is_empty()),
+        }
+    }
     if let SeenEvent::Reshuffled { count, .. } = &seen {
         assert_eq!(*count, after.draw_pile().len());
     }
@@ -202,6 +217,7 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         draw_to_match: rng.random_bool(0.3),
         false_uno: rng.random_bool(0.3),
         jump_in: rng.random_bool(0.3),
+        seven_zero: rng.random_bool(0.3),
         ..HouseRules::default()
     };
     let setup = Setup {

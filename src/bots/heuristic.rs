@@ -75,6 +75,15 @@ pub(super) fn choose<R: Rng + ?Sized>(view: &View, _rng: &mut R) -> Option<Actio
                 legal.iter().find(|a| **a == Action::Accept).copied()
             }
         }
+        // [H-SEVEN0]: take the smallest hand.
+        Awaiting::ChooseSwap { .. } => legal
+            .iter()
+            .filter(|a| matches!(a, Action::Swap { .. }))
+            .min_by_key(|a| match a {
+                Action::Swap { seat } => view.players.get(*seat).map_or(usize::MAX, |p| p.cards),
+                _ => usize::MAX,
+            })
+            .copied(),
         Awaiting::ChooseColor { .. } => {
             let color = favourite(&hand, view.side);
             Some(Action::ChooseColor { color })

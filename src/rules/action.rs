@@ -38,6 +38,11 @@ pub enum Action {
         /// The seat caught.
         seat: Seat,
     },
+    /// [H-SEVEN0]: after playing a 7, swap hands with `seat`.
+    Swap {
+        /// The other seat.
+        seat: Seat,
+    },
 }
 
 /// Why an action was refused. The game is unchanged.
@@ -141,6 +146,15 @@ pub enum RuleError {
         /// The card.
         card: CardId,
     },
+    /// [H-SEVEN0]: the seat must choose whom to swap hands with first.
+    #[error("choose whom to swap hands with first")]
+    SwapChoicePending,
+    /// [H-SEVEN0]: a swap follows only the play of a 7.
+    #[error("there is no swap of hands to choose now")]
+    NoSwapPending,
+    /// [H-SEVEN0]: the swap is with another seat.
+    #[error("you cannot swap hands with yourself")]
+    CannotSwapWithYourself,
     /// [H-STRICT]: wild draws are never bluffs, so there is nothing to challenge.
     #[error("wild draws cannot be challenged in this game (strict wild draws)")]
     ChallengeNotOffered,
@@ -172,6 +186,9 @@ impl RuleError {
             RuleError::CannotCatchYourself => "CANNOT_CATCH_YOURSELF",
             RuleError::WildDrawForbidden { .. } => "WILD_DRAW_FORBIDDEN",
             RuleError::ChallengeNotOffered => "CHALLENGE_NOT_OFFERED",
+            RuleError::SwapChoicePending => "SWAP_CHOICE_PENDING",
+            RuleError::NoSwapPending => "NO_SWAP_PENDING",
+            RuleError::CannotSwapWithYourself => "CANNOT_SWAP_WITH_YOURSELF",
         }
     }
 }

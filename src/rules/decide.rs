@@ -142,6 +142,14 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                 self.draw_cards(seat, 2, DrawCause::FalseCatch);
             }
             Action::Catch { seat: caught } => self.catch_uno(seat, caught),
+            Action::Swap { seat: with } => {
+                let then = match self.game.phase {
+                    Phase::ChooseSwap { then } => then,
+                    _ => self.game.next_seat(seat),
+                };
+                self.emit(Event::HandsSwapped { seat, with });
+                self.emit(Event::TurnStarted { seat: then });
+            }
         }
     }
 

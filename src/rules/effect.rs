@@ -30,7 +30,15 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             return;
         }
         let next = self.game.next_seat(seat);
+        let seven_zero = self.game.options.house.seven_zero;
         match kind {
+            // [H-SEVEN0]: a 7 swaps hands with a seat of the player's choice; a 0 (classic)
+            // passes every hand on in the direction of play.
+            Kind::Number(7) if seven_zero => self.emit(Event::SwapRequested { seat, then: next }),
+            Kind::Number(0) if seven_zero => {
+                self.emit(Event::HandsPassed);
+                self.emit(Event::TurnStarted { seat: next });
+            }
             Kind::Number(_) | Kind::Wild => self.emit(Event::TurnStarted { seat: next }),
             // [F-ACT-1], [F-ACT-7], [C-ACT-1]: the next player draws and loses the turn.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {

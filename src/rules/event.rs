@@ -104,6 +104,24 @@ pub enum Event {
         /// Whose turn follows.
         then: Seat,
     },
+    /// [H-SEVEN0]: `seat` played a 7 and must choose whom to swap hands with; then `then`
+    /// takes the turn.
+    SwapRequested {
+        /// Who chooses.
+        seat: Seat,
+        /// Whose turn follows.
+        then: Seat,
+    },
+    /// [H-SEVEN0]: `seat` and `with` swap hands.
+    HandsSwapped {
+        /// Who chose.
+        seat: Seat,
+        /// The other seat.
+        with: Seat,
+    },
+    /// [H-SEVEN0]: a 0 was played (classic): every hand passes to the next seat in the
+    /// direction of play.
+    HandsPassed,
     /// The direction of play reverses [F-ACT-2].
     DirectionReversed,
     /// The table flips [F-FLIP-2]: both piles and every hand are turned over; the new top

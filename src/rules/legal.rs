@@ -107,6 +107,13 @@ impl Game {
                     out.push(Action::ChooseColor { color });
                 }
             }
+            Phase::ChooseSwap { .. } => {
+                out.extend(
+                    (0..self.seats)
+                        .filter(|&other| other != seat)
+                        .map(|other| Action::Swap { seat: other }),
+                );
+            }
             Phase::Penalty(_) => {
                 out.push(Action::Accept);
                 // [H-STRICT]: no wild draw is a bluff, so none is challenged.
@@ -177,6 +184,14 @@ impl Game {
                 RuleError::ColorNotOnActiveSide { color }
             }
             (Phase::ChooseColor { .. }, _) => RuleError::ColorChoicePending,
+            (Phase::ChooseSwap { .. }, Action::Swap { seat: other }) if other == seat => {
+                RuleError::CannotSwapWithYourself
+            }
+            (Phase::ChooseSwap { .. }, Action::Swap { seat: other }) => {
+                RuleError::NoSuchSeat { seat: other }
+            }
+            (Phase::ChooseSwap { .. }, _) => RuleError::SwapChoicePending,
+            (_, Action::Swap { .. }) => RuleError::NoSwapPending,
             (Phase::Penalty(_), Action::Challenge) if self.options.house.strict_wild_draw => {
                 RuleError::ChallengeNotOffered
             }

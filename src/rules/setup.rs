@@ -62,9 +62,15 @@ impl HouseRules {
 
 impl HouseRules {
     /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT,
-    /// H-DRAWMATCH, H-FALSEUNO and H-JUMP are played.
+    /// H-DRAWMATCH, H-FALSEUNO, H-JUMP and H-SEVEN0 are played.
     pub fn unsupported(&self) -> Vec<&'static str> {
-        let played = ["H-STRICT", "H-DRAWMATCH", "H-FALSEUNO", "H-JUMP"];
+        let played = [
+            "H-STRICT",
+            "H-DRAWMATCH",
+            "H-FALSEUNO",
+            "H-JUMP",
+            "H-SEVEN0",
+        ];
         self.enabled()
             .into_iter()
             .filter(|id| !played.contains(id))

@@ -52,6 +52,11 @@ pub enum Phase {
     },
     /// Take or challenge a wild draw [F-CHAL-1].
     Penalty(Penalty),
+    /// Choose whom to swap hands with; then `then` plays [H-SEVEN0].
+    ChooseSwap {
+        /// Whose turn follows.
+        then: Seat,
+    },
     /// The match is over.
     MatchOver,
 }
@@ -213,6 +218,26 @@ impl Game {
                 self.turn = *seat;
                 self.phase = Phase::ChooseColor { then: *then };
             }
+            Event::SwapRequested { seat, then } => {
+                self.turn = *seat;
+                self.phase = Phase::ChooseSwap { then: *then };
+            }
+            // A swap or a pass ends any UNO duty: it arises from a play [F-UNO-4].
+            Event::HandsSwapped { seat, with } => {
+                self.hands.swap(*seat, *with);
+                self.uno_exposed = None;
+            }
+            Event::HandsPassed => {
+                let old = std::mem::take(&mut self.hands);
+                let mut passed = vec![Vec::new(); self.seats];
+                for (seat, hand) in old.into_iter().enumerate() {
+                    if let Some(slot) = passed.get_mut(self.next_seat(seat)) {
+                        *slot = hand;
+                    }
+                }
+                self.hands = passed;
+                self.uno_exposed = None;
+            }
             Event::DirectionReversed => {
                 self.direction = match self.direction {
                     Direction::Clockwise => Direction::CounterClockwise,
@@ -342,7 +367,10 @@ impl Game {
             | Event::DrawnCardKept { seat }
             | Event::PenaltyAccepted { seat }
             | Event::UnoCalled { seat } => &[*seat][..],
-            Event::ColorRequested { seat, then } => &[*seat, *then][..],
+            Event::ColorRequested { seat, then } | Event::SwapRequested { seat, then } => {
+                &[*seat, *then][..]
+            }
+            Event::HandsSwapped { seat, with } => &[*seat, *with][..],
             Event::PenaltyPending { seat, from, .. } => &[*seat, *from][..],
             Event::Challenged { seat, target, .. } => &[*seat, *target][..],
             Event::HandShown { seat, to, .. } => &[*seat, *to][..],

@@ -68,6 +68,11 @@ pub enum Awaiting {
         /// Whose turn follows.
         then: Seat,
     },
+    /// The turn seat chooses whom to swap hands with; then `then` plays [H-SEVEN0].
+    ChooseSwap {
+        /// Whose turn follows.
+        then: Seat,
+    },
     /// The turn seat takes or challenges the wild draw `card` played by `from`.
     Penalty {
         /// Who played it.
@@ -224,6 +229,32 @@ pub enum SeenEvent {
         seat: Seat,
         /// Who plays next.
         then: Seat,
+    },
+    /// See [`Event::SwapRequested`].
+    SwapRequested {
+        /// Who chooses.
+        seat: Seat,
+        /// Who plays next.
+        then: Seat,
+    },
+    /// Two seats swapped hands [H-SEVEN0]: each of them now sees its new hand; everyone sees
+    /// the table as it now is.
+    HandsSwapped {
+        /// Who chose.
+        seat: Seat,
+        /// The other seat.
+        with: Seat,
+        /// The viewer's new hand, when it is one of the two (else empty).
+        hand: Vec<CardView>,
+        /// What the table now shows of every seat.
+        players: Vec<PlayerView>,
+    },
+    /// Every hand passed to the next seat [H-SEVEN0].
+    HandsPassed {
+        /// The viewer's new hand (empty for a spectator).
+        hand: Vec<CardView>,
+        /// What the table now shows of every seat.
+        players: Vec<PlayerView>,
     },
     /// See [`Event::DirectionReversed`].
     DirectionReversed,
@@ -391,6 +422,7 @@ impl Game {
             Phase::Play => Awaiting::Play,
             Phase::PlayDrawn { .. } => Awaiting::PlayOrKeepDrawn,
             Phase::ChooseColor { then } => Awaiting::ChooseColor { then },
+            Phase::ChooseSwap { then } => Awaiting::ChooseSwap { then },
             Phase::Penalty(p) => Awaiting::Penalty {
                 from: p.from,
                 card: p.card,
@@ -480,6 +512,28 @@ pub fn project(game: &Game, event: &Event, viewer: Viewer) -> SeenEvent {
             then: *then,
         },
         Event::DirectionReversed => SeenEvent::DirectionReversed,
+        Event::SwapRequested { seat, then } => SeenEvent::SwapRequested {
+            seat: *seat,
+            then: *then,
+        },
+        Event::HandsSwapped { seat, with } => SeenEvent::HandsSwapped {
+            seat: *seat,
+            with: *with,
+            hand: match viewer {
+                Viewer::Seat(me) if me == *seat || me == *with => {
+                    game.own_cards(viewer, me, game.hand(me))
+                }
+                _ => Vec::new(),
+            },
+            players: game.players_view(),
+        },
+        Event::HandsPassed => SeenEvent::HandsPassed {
+            hand: match viewer {
+                Viewer::Seat(me) => game.own_cards(viewer, me, game.hand(me)),
+                Viewer::Spectator => Vec::new(),
+            },
+            players: game.players_view(),
+        },
         Event::Flipped => SeenEvent::Flipped {
             players: game.players_view(),
             draw_top: game.draw_top_back(),

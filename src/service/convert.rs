@@ -228,6 +228,7 @@ pub fn action(a: Action) -> pb::Action {
         Action::Challenge => K::Challenge(pb::Challenge {}),
         Action::CallUno => K::CallUno(pb::CallUno {}),
         Action::Catch { seat: s } => K::CatchUno(pb::CatchUno { seat: seat(s) }),
+        Action::Swap { seat: s } => K::SwapHands(pb::SwapHands { seat: seat(s) }),
     };
     pb::Action { kind: Some(kind) }
 }
@@ -269,6 +270,9 @@ pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
         K::CatchUno(c) => Action::Catch {
             seat: usize::try_from(c.seat).unwrap_or(usize::MAX),
         },
+        K::SwapHands(s) => Action::Swap {
+            seat: usize::try_from(s.seat).unwrap_or(usize::MAX),
+        },
     })
 }
 
@@ -292,6 +296,7 @@ pub fn view(game: &str, v: &View, deadline: Option<prost_types::Timestamp>) -> p
         Awaiting::Play => (pb::Awaiting::Play, 0, 0),
         Awaiting::PlayOrKeepDrawn => (pb::Awaiting::PlayOrKeepDrawn, 0, 0),
         Awaiting::ChooseColor { then } => (pb::Awaiting::ChooseColor, 0, seat(then)),
+        Awaiting::ChooseSwap { then } => (pb::Awaiting::ChooseSwap, 0, seat(then)),
         Awaiting::Penalty { from, .. } => (pb::Awaiting::Penalty, seat(from), 0),
         Awaiting::MatchOver => (pb::Awaiting::MatchOver, 0, 0),
     };
@@ -396,6 +401,25 @@ pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Even
             then_turn: seat(*then),
         }),
         SeenEvent::DirectionReversed => K::DirectionReversed(pb::DirectionReversed {}),
+        SeenEvent::SwapRequested { seat: s, then } => K::SwapRequested(pb::SwapRequested {
+            seat: seat(*s),
+            then_turn: seat(*then),
+        }),
+        SeenEvent::HandsSwapped {
+            seat: s,
+            with,
+            hand,
+            players: ps,
+        } => K::HandsSwapped(pb::HandsSwapped {
+            seat: seat(*s),
+            with: seat(*with),
+            hand: cards(hand),
+            players: players(ps),
+        }),
+        SeenEvent::HandsPassed { hand, players: ps } => K::HandsPassed(pb::HandsPassed {
+            hand: cards(hand),
+            players: players(ps),
+        }),
         SeenEvent::Flipped {
             players: ps,
             draw_top,

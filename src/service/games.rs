@@ -126,6 +126,7 @@ pub fn timeout_move(game: &Game) -> Option<Action> {
         Phase::ChooseColor { .. } => legal
             .into_iter()
             .find(|a| matches!(a, Action::ChooseColor { .. })),
+        Phase::ChooseSwap { .. } => legal.into_iter().find(|a| matches!(a, Action::Swap { .. })),
         Phase::MatchOver => None,
     }
 }

@@ -235,11 +235,12 @@ async fn three_server_seats_and_one_remote_seat_play_to_the_end() {
     play_alone_to_the_end(&mut client, &game, &tokens[0], 0).await;
 }
 
-/// [H-STRICT], [H-DRAWMATCH] and [H-FALSEUNO] are game options over the API: the game shows
-/// them, plays to the end with them, never offers a challenge, and charges a false UNO call two
-/// cards; a rule not played yet is refused by name.
+/// The house rules played so far are game options over the API: the game shows them, plays to
+/// the end with all of them on (jump-ins and swaps included), never offers a challenge
+/// [H-STRICT], and charges a false UNO call two cards [H-FALSEUNO]; a rule not played yet is
+/// refused by name.
 #[tokio::test]
-async fn house_rules_strict_and_draw_to_match_over_the_api() {
+async fn house_rules_over_the_api() {
     let server = server().await;
     let mut client = client(server.addr).await;
     for ruleset in [pb::Ruleset::Flip, pb::Ruleset::Classic] {
@@ -247,6 +248,8 @@ async fn house_rules_strict_and_draw_to_match_over_the_api() {
             strict_wild_draw: true,
             draw_to_match: true,
             false_uno: true,
+            jump_in: true,
+            seven_zero: true,
             ..Default::default()
         };
         let options = pb::GameOptions {
@@ -329,7 +332,7 @@ async fn house_rules_strict_and_draw_to_match_over_the_api() {
             options: Some(pb::GameOptions {
                 house_rules: Some(pb::HouseRules {
                     strict_wild_draw: true,
-                    jump_in: true,
+                    stacking: true,
                     ..Default::default()
                 }),
                 ..options(pb::Ruleset::Flip, 2)
@@ -339,7 +342,7 @@ async fn house_rules_strict_and_draw_to_match_over_the_api() {
         .unwrap_err();
     assert_eq!(reason(&refused), "HOUSE_RULE_UNSUPPORTED");
     assert!(
-        refused.message().contains("H-JUMP"),
+        refused.message().contains("H-STACK"),
         "{}",
         refused.message()
     );

@@ -60,6 +60,9 @@ def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random
             return (wild, not a.play_card.uno, wild and a.play_card.color != color, rng.random())
 
         return min(plays, key=rank)
+    if kinds["swap_hands"]:  # seven-zero: take the smallest hand
+        counts = {p.seat: p.card_count for p in view.players}
+        return min(kinds["swap_hands"], key=lambda a: counts.get(a.swap_hands.seat, 1 << 30))
     if kinds["choose_color"]:
         color = best_color(view)
         return next((a for a in kinds["choose_color"] if a.choose_color.color == color), kinds["choose_color"][0])

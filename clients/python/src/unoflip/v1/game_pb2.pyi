@@ -44,6 +44,7 @@ class Awaiting(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AWAITING_CHOOSE_COLOR: _ClassVar[Awaiting]
     AWAITING_PENALTY: _ClassVar[Awaiting]
     AWAITING_MATCH_OVER: _ClassVar[Awaiting]
+    AWAITING_CHOOSE_SWAP: _ClassVar[Awaiting]
 
 class Direction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -80,6 +81,7 @@ AWAITING_PLAY_OR_KEEP_DRAWN: Awaiting
 AWAITING_CHOOSE_COLOR: Awaiting
 AWAITING_PENALTY: Awaiting
 AWAITING_MATCH_OVER: Awaiting
+AWAITING_CHOOSE_SWAP: Awaiting
 DIRECTION_UNSPECIFIED: Direction
 DIRECTION_CLOCKWISE: Direction
 DIRECTION_COUNTER_CLOCKWISE: Direction
@@ -208,8 +210,14 @@ class CatchUno(_message.Message):
     seat: int
     def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
+class SwapHands(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
 class Action(_message.Message):
-    __slots__ = ("play_card", "draw_card", "keep_card", "choose_color", "accept_penalty", "challenge", "call_uno", "catch_uno")
+    __slots__ = ("play_card", "draw_card", "keep_card", "choose_color", "accept_penalty", "challenge", "call_uno", "catch_uno", "swap_hands")
     PLAY_CARD_FIELD_NUMBER: _ClassVar[int]
     DRAW_CARD_FIELD_NUMBER: _ClassVar[int]
     KEEP_CARD_FIELD_NUMBER: _ClassVar[int]
@@ -218,6 +226,7 @@ class Action(_message.Message):
     CHALLENGE_FIELD_NUMBER: _ClassVar[int]
     CALL_UNO_FIELD_NUMBER: _ClassVar[int]
     CATCH_UNO_FIELD_NUMBER: _ClassVar[int]
+    SWAP_HANDS_FIELD_NUMBER: _ClassVar[int]
     play_card: PlayCard
     draw_card: DrawCard
     keep_card: KeepCard
@@ -226,7 +235,8 @@ class Action(_message.Message):
     challenge: Challenge
     call_uno: CallUno
     catch_uno: CatchUno
-    def __init__(self, play_card: _Optional[_Union[PlayCard, _Mapping]] = ..., draw_card: _Optional[_Union[DrawCard, _Mapping]] = ..., keep_card: _Optional[_Union[KeepCard, _Mapping]] = ..., choose_color: _Optional[_Union[ChooseColor, _Mapping]] = ..., accept_penalty: _Optional[_Union[AcceptPenalty, _Mapping]] = ..., challenge: _Optional[_Union[Challenge, _Mapping]] = ..., call_uno: _Optional[_Union[CallUno, _Mapping]] = ..., catch_uno: _Optional[_Union[CatchUno, _Mapping]] = ...) -> None: ...
+    swap_hands: SwapHands
+    def __init__(self, play_card: _Optional[_Union[PlayCard, _Mapping]] = ..., draw_card: _Optional[_Union[DrawCard, _Mapping]] = ..., keep_card: _Optional[_Union[KeepCard, _Mapping]] = ..., choose_color: _Optional[_Union[ChooseColor, _Mapping]] = ..., accept_penalty: _Optional[_Union[AcceptPenalty, _Mapping]] = ..., challenge: _Optional[_Union[Challenge, _Mapping]] = ..., call_uno: _Optional[_Union[CallUno, _Mapping]] = ..., catch_uno: _Optional[_Union[CatchUno, _Mapping]] = ..., swap_hands: _Optional[_Union[SwapHands, _Mapping]] = ...) -> None: ...
 
 class PlayerView(_message.Message):
     __slots__ = ("seat", "card_count", "backs", "uno_exposed", "score")
@@ -315,7 +325,7 @@ class DealerDraw(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("version", "game_created", "dealer_chosen", "round_started", "starter_returned", "turn_started", "card_played", "color_chosen", "color_requested", "direction_reversed", "flipped", "cards_drawn", "drawn_card_kept", "reshuffled", "penalty_pending", "penalty_accepted", "challenged", "hand_shown", "uno_called", "uno_caught", "round_ended", "match_ended")
+    __slots__ = ("version", "game_created", "dealer_chosen", "round_started", "starter_returned", "turn_started", "card_played", "color_chosen", "color_requested", "direction_reversed", "flipped", "cards_drawn", "drawn_card_kept", "reshuffled", "penalty_pending", "penalty_accepted", "challenged", "hand_shown", "uno_called", "uno_caught", "round_ended", "match_ended", "swap_requested", "hands_swapped", "hands_passed")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     GAME_CREATED_FIELD_NUMBER: _ClassVar[int]
     DEALER_CHOSEN_FIELD_NUMBER: _ClassVar[int]
@@ -338,6 +348,9 @@ class Event(_message.Message):
     UNO_CAUGHT_FIELD_NUMBER: _ClassVar[int]
     ROUND_ENDED_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
+    SWAP_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    HANDS_SWAPPED_FIELD_NUMBER: _ClassVar[int]
+    HANDS_PASSED_FIELD_NUMBER: _ClassVar[int]
     version: int
     game_created: GameCreated
     dealer_chosen: DealerChosen
@@ -360,7 +373,10 @@ class Event(_message.Message):
     uno_caught: UnoCaught
     round_ended: RoundEnded
     match_ended: MatchEnded
-    def __init__(self, version: _Optional[int] = ..., game_created: _Optional[_Union[GameCreated, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., starter_returned: _Optional[_Union[StarterReturned, _Mapping]] = ..., turn_started: _Optional[_Union[TurnStarted, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosen, _Mapping]] = ..., color_requested: _Optional[_Union[ColorRequested, _Mapping]] = ..., direction_reversed: _Optional[_Union[DirectionReversed, _Mapping]] = ..., flipped: _Optional[_Union[Flipped, _Mapping]] = ..., cards_drawn: _Optional[_Union[CardsDrawn, _Mapping]] = ..., drawn_card_kept: _Optional[_Union[DrawnCardKept, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ...) -> None: ...
+    swap_requested: SwapRequested
+    hands_swapped: HandsSwapped
+    hands_passed: HandsPassed
+    def __init__(self, version: _Optional[int] = ..., game_created: _Optional[_Union[GameCreated, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., starter_returned: _Optional[_Union[StarterReturned, _Mapping]] = ..., turn_started: _Optional[_Union[TurnStarted, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosen, _Mapping]] = ..., color_requested: _Optional[_Union[ColorRequested, _Mapping]] = ..., direction_reversed: _Optional[_Union[DirectionReversed, _Mapping]] = ..., flipped: _Optional[_Union[Flipped, _Mapping]] = ..., cards_drawn: _Optional[_Union[CardsDrawn, _Mapping]] = ..., drawn_card_kept: _Optional[_Union[DrawnCardKept, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., swap_requested: _Optional[_Union[SwapRequested, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ...) -> None: ...
 
 class GameCreated(_message.Message):
     __slots__ = ("options",)
@@ -441,6 +457,33 @@ class ColorRequested(_message.Message):
 class DirectionReversed(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class SwapRequested(_message.Message):
+    __slots__ = ("seat", "then_turn")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    THEN_TURN_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    then_turn: int
+    def __init__(self, seat: _Optional[int] = ..., then_turn: _Optional[int] = ...) -> None: ...
+
+class HandsSwapped(_message.Message):
+    __slots__ = ("seat", "hand", "players")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    WITH_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    hand: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
+    players: _containers.RepeatedCompositeFieldContainer[PlayerView]
+    def __init__(self, seat: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerView, _Mapping]]] = ..., **kwargs) -> None: ...
+
+class HandsPassed(_message.Message):
+    __slots__ = ("hand", "players")
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    hand: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
+    players: _containers.RepeatedCompositeFieldContainer[PlayerView]
+    def __init__(self, hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerView, _Mapping]]] = ...) -> None: ...
 
 class Flipped(_message.Message):
     __slots__ = ("players", "draw_top")
