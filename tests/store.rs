@@ -43,8 +43,22 @@ async fn read_all(store: &dyn EventStore, mut after: u64, page: usize) -> Vec<Co
 async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     let g = |name: &str| format!("games/{p}{name}");
     let (a, b) = (g("a"), g("b"));
-    // Appends from 0 and reads back.
+    // Appends from 0 and reads back; each append wakes those waiting for new events.
+    let mut wake = store.changes();
     assert_eq!(store.append(&a, 0, &[created(), turn(1)]).await, Ok(2));
+    let expected = format!("2 {a}");
+    let woken = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            // Other tests may share the store; "*" may come first on a shared one.
+            match wake.recv().await {
+                Ok(note) if note == expected => return true,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(_) => return false,
+            }
+        }
+    })
+    .await;
+    assert_eq!(woken, Ok(true), "no wake-up for the append");
     assert_eq!(store.read(&a, 0).await.unwrap(), vec![created(), turn(1)]);
     assert_eq!(store.read(&a, 1).await.unwrap(), vec![turn(1)]);
     assert_eq!(store.read(&a, 2).await.unwrap(), vec![]);

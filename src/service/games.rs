@@ -938,9 +938,10 @@ impl Games {
     /// Follows the writes of other servers sharing the store (PostgreSQL): each game they write
     /// to that this server holds is caught up from the store.
     pub fn follow_store(self: &Arc<Self>) {
-        let Some(mut changes) = self.store.changes() else {
-            return;
-        };
+        if !self.store.shared() {
+            return; // This server makes every append itself.
+        }
+        let mut changes = self.store.changes();
         let games = Arc::downgrade(self);
         tokio::spawn(async move {
             loop {

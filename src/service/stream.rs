@@ -212,7 +212,7 @@ async fn firehose(
         let _ = tx.send(Err(ServiceError::store(&error).into())).await;
     };
     let store = games.store().clone();
-    let shared = store.changes().is_some();
+    let shared = store.shared();
     let mut wake = games.appended.subscribe();
     let mut replicas: HashMap<String, Game> = HashMap::new();
     let mut position = after;

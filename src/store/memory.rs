@@ -19,6 +19,16 @@ pub struct MemoryStore {
     games: Mutex<Logs>,
     records: Mutex<Vec<(String, String, bool)>>,
     snapshots: Mutex<HashMap<String, (u64, String)>>,
+    changes: Changes,
+}
+
+/// The wake-ups of [`EventStore::changes`].
+struct Changes(tokio::sync::broadcast::Sender<String>);
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes(tokio::sync::broadcast::channel(4096).0)
+    }
 }
 
 impl MemoryStore {
@@ -55,7 +65,10 @@ impl EventStore for MemoryStore {
             }
             log.extend(events.iter().map(encode));
             order.extend((actual + 1..=log.len() as u64).map(|v| (game.to_owned(), v)));
-            Ok(log.len() as u64)
+            let version = log.len() as u64;
+            // Nobody listening is fine.
+            let _ = self.changes.0.send(format!("{version} {game}"));
+            Ok(version)
         })
     }
 
@@ -133,6 +146,10 @@ impl EventStore for MemoryStore {
                 .get(game)
                 .cloned())
         })
+    }
+
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.0.subscribe()
     }
 
     fn save_game<'a>(

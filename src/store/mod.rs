@@ -123,10 +123,15 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every unfinished game's name and lobby record, oldest first.
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>>;
 
-    /// `"<version> <game>"` for each append, as it is made, for a store that several servers
-    /// share (`None` for the others). Only a wake-up: one may come late, twice, or not at all
-    /// (then `"*"` comes, meaning "any game may have changed").
-    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
-        None
+    /// Waits for new events: `"<version> <game>"` for each append once it is durable (this
+    /// process's appends for an embedded store; every server's for a shared one). Only a
+    /// wake-up, to be followed by a read: one may come late, twice, or not at all (then `"*"`
+    /// comes, meaning "any game may have changed").
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<String>;
+
+    /// Whether other server processes append to this store too, so that a server must follow
+    /// [`EventStore::changes`] to see their events.
+    fn shared(&self) -> bool {
+        false
     }
 }

@@ -186,11 +186,18 @@ impl EventStore for PostgresStore {
                 });
             }
             let new_version = expected + events.len() as u64;
-            sqlx::query("SELECT pg_notify('unoflip_events', $1)")
-                .bind(format!("{new_version} {game}"))
+            let note = format!("{new_version} {game}");
+            // The events are committed: a wake-up that cannot be sent must not turn the append
+            // into a failure. Other servers catch up at their next read or reconnect.
+            if let Err(error) = sqlx::query("SELECT pg_notify('unoflip_events', $1)")
+                .bind(&note)
                 .execute(&self.pool)
                 .await
-                .map_err(unavailable)?;
+            {
+                tracing::warn!(%game, %error, "NOTIFY failed after an append");
+            }
+            // This process's own waiters are woken at once, whatever LISTEN is doing.
+            let _ = self.changes.send(note);
             Ok(new_version)
         })
     }
@@ -327,8 +334,12 @@ impl EventStore for PostgresStore {
         })
     }
 
-    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
-        Some(self.changes.subscribe())
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.subscribe()
+    }
+
+    fn shared(&self) -> bool {
+        true
     }
 
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {

@@ -67,6 +67,7 @@ enum Command {
 /// Events in an SQLite file.
 pub struct SqliteStore {
     commands: mpsc::Sender<Command>,
+    changes: tokio::sync::broadcast::Sender<String>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> StoreError {
@@ -115,7 +116,10 @@ impl SqliteStore {
             .name("unoflip-sqlite".into())
             .spawn(move || writer(conn, rx))
             .map_err(unavailable)?;
-        Ok(SqliteStore { commands })
+        Ok(SqliteStore {
+            commands,
+            changes: tokio::sync::broadcast::channel(4096).0,
+        })
     }
 
     async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, StoreError> {
@@ -138,13 +142,17 @@ impl EventStore for SqliteStore {
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let bodies = events.iter().map(encode).collect();
-            self.ask(|reply| Command::Append {
-                game: game.to_owned(),
-                expected,
-                bodies,
-                reply,
-            })
-            .await
+            let version = self
+                .ask(|reply| Command::Append {
+                    game: game.to_owned(),
+                    expected,
+                    bodies,
+                    reply,
+                })
+                .await?;
+            // Nobody listening is fine.
+            let _ = self.changes.send(format!("{version} {game}"));
+            Ok(version)
         })
     }
 
@@ -183,6 +191,10 @@ impl EventStore for SqliteStore {
             game: game.to_owned(),
             reply,
         }))
+    }
+
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.subscribe()
     }
 
     fn save_game<'a>(
