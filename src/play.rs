@@ -606,6 +606,13 @@ impl Table {
             format!("seat {}'s turn", v.turn)
         };
         let _ = writeln!(out, "{turn}");
+        if v.pending_draw > 0 {
+            let _ = writeln!(
+                out,
+                "pending penalty: {} cards for seat {}",
+                v.pending_draw, v.turn
+            );
+        }
         for p in &v.players {
             if p.seat == self.me {
                 continue;

@@ -1,5 +1,5 @@
-//! House rules played so far: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO], [H-JUMP] and [H-SEVEN0].
-//! The others are refused at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
+//! House rules played so far: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO], [H-JUMP], [H-SEVEN0] and
+//! [H-STACK]. The others are refused at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
 
 mod common;
 
@@ -165,13 +165,6 @@ fn without_drawmatch_a_draw_is_one_card() {
 #[test]
 fn unplayed_house_rules_are_refused_at_setup() {
     for (house, id) in [
-        (
-            HouseRules {
-                stacking: true,
-                ..HouseRules::default()
-            },
-            "H-STACK",
-        ),
         (
             HouseRules {
                 multi: true,
@@ -540,4 +533,168 @@ fn without_seven0_a_seven_is_a_number() {
     let (mut game, _) = t.position(1, None);
     let events = act(&mut game, 1, plain(h1[0]));
     assert_eq!(events[1..], [Event::TurnStarted { seat: 2 }]);
+}
+
+const STACK: HouseRules = HouseRules {
+    stacking: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+/// Four seats on `top` (red), seat 1 to play; seats 1, 2, 3 hold the given hands.
+fn stack_position(ruleset: Ruleset, top: &str, hands: [&[&str]; 3]) -> (Game, [Vec<CardId>; 3]) {
+    let mut t = match ruleset {
+        Ruleset::Flip => Table::flip(4),
+        Ruleset::Classic => Table::classic(4),
+    }
+    .options(with(STACK));
+    let top = t.card(top);
+    let hs = hands.map(|h| h.iter().map(|s| t.card(s)).collect::<Vec<CardId>>());
+    t.hand(1, &hs[0]).hand(2, &hs[1]).hand(3, &hs[2]).top(top);
+    let (game, _) = t.position(1, None);
+    (game, hs)
+}
+
+// [H-STACK]
+#[test]
+fn h_stack_draw_ones_add_up_and_the_first_who_does_not_stack_takes_them_all() {
+    let (mut game, [h1, h2, h3]) = stack_position(
+        Ruleset::Flip,
+        "red 5",
+        [
+            &["red draw-one", "green 2", "green 3"],
+            &["blue draw-one", "blue 7", "yellow 3"],
+            &["yellow 1", "blue 9"],
+        ],
+    );
+    act(&mut game, 1, plain(h1[0]));
+    assert!(matches!(
+        game.phase(),
+        Phase::Penalty(Penalty {
+            from: 1,
+            total: 1,
+            ..
+        })
+    ));
+    assert_eq!(game.turn(), 2);
+    // Seat 2 may take one card or pass it on with its Draw One; no challenge of a Draw One.
+    assert_eq!(game.legal_actions(2), vec![Action::Accept, plain(h2[0])]);
+    assert_refused(&mut game, 2, Action::Challenge, "NO_CHALLENGE_PENDING");
+    assert_refused(&mut game, 2, plain(h2[1]), "CARD_DOES_NOT_STACK");
+    act(&mut game, 2, plain(h2[0]));
+    assert!(matches!(
+        game.phase(),
+        Phase::Penalty(Penalty {
+            from: 2,
+            total: 2,
+            ..
+        })
+    ));
+    assert_eq!(game.turn(), 3);
+    assert_eq!(game.legal_actions(3), vec![Action::Accept]);
+    let two = draw_top(&game, 2);
+    act(&mut game, 3, Action::Accept);
+    assert_eq!(game.hand(3), [h3, two].concat().as_slice());
+    assert_eq!(game.hand(2), &h2[1..]);
+    assert_eq!(game.hand(1), &h1[1..]);
+    assert_eq!(game.top_card(), Some(h2[0]));
+    assert_turn(&game, 0);
+    assert_conserved(&game);
+}
+
+// [H-STACK] in classic UNO: a Draw Two of the declared color answers a Wild Draw Four, and the
+// chain goes on as Draw Twos.
+#[test]
+fn h_stack_classic_draw_two_answers_a_wild_draw_four() {
+    let (mut game, [h1, h2, h3]) = stack_position(
+        Ruleset::Classic,
+        "red 5",
+        [
+            &["wild-draw-four", "green 2"],
+            &["blue draw-two", "red draw-two", "yellow 3"],
+            &["green draw-two", "blue 9"],
+        ],
+    );
+    act(&mut game, 1, wild(h1[0], Color::Blue));
+    // Only the Draw Two of the declared color (blue) answers; the challenge stays offered.
+    let legal = game.legal_actions(2);
+    assert!(legal.contains(&plain(h2[0])) && legal.contains(&Action::Challenge));
+    assert!(!legal.contains(&plain(h2[1])));
+    act(&mut game, 2, plain(h2[0]));
+    assert!(matches!(
+        game.phase(),
+        Phase::Penalty(Penalty { total: 6, .. })
+    ));
+    // On from there as Draw Twos, of any color.
+    act(&mut game, 3, plain(h3[0]));
+    assert_eq!(game.turn(), 0);
+    let eight = draw_top(&game, 8);
+    let hand0 = game.hand(0).to_vec();
+    act(&mut game, 0, Action::Accept);
+    assert_eq!(game.hand(0), [hand0, eight].concat().as_slice());
+    assert_turn(&game, 1);
+    assert_conserved(&game);
+}
+
+// [H-STACK]: a Wild Draw Two on a Wild Draw Two; the last wild can still be challenged, and the
+// loser of the challenge takes the whole stack.
+#[test]
+fn h_stack_a_stacked_wild_draw_is_challenged_about_the_last_wild_only() {
+    let (mut game, [h1, h2, _]) = stack_position(
+        Ruleset::Flip,
+        "red 5",
+        [
+            &["wild-draw-two", "blue 2"],
+            &["wild-draw-two", "red 7", "yellow 3"],
+            &["green 4", "blue 9"],
+        ],
+    );
+    // Seat 1 holds no red: not guilty. Seat 2 holds red 7 but the color is now blue: not guilty.
+    act(&mut game, 1, wild(h1[0], Color::Blue));
+    act(&mut game, 2, wild(h2[0], Color::Green));
+    assert!(matches!(
+        game.phase(),
+        Phase::Penalty(Penalty {
+            from: 2,
+            total: 4,
+            guilty: false,
+            ..
+        })
+    ));
+    // Not guilty: the challenger takes the four and two more, and loses the turn.
+    let six = draw_top(&game, 6);
+    let hand3 = game.hand(3).to_vec();
+    act(&mut game, 3, Action::Challenge);
+    assert_eq!(game.hand(3), [hand3, six].concat().as_slice());
+    assert_turn(&game, 0);
+}
+
+// [H-STACK]: Wild Draw Color never stacks.
+#[test]
+fn h_stack_wild_draw_color_does_not_stack() {
+    let mut t = Table::flip(4).options(with(STACK)).dark();
+    let top = t.card("pink 5");
+    let h1 = t.cards(["dark wild-draw-color", "dark pink 2", "dark pink 3"]);
+    let h2 = t.cards(["dark wild-draw-color", "dark teal 7", "dark orange 3"]);
+    t.hand(1, &h1).hand(2, &h2).top(top);
+    let (mut game, _) = t.position(1, None);
+    act(&mut game, 1, wild(h1[0], Color::Teal));
+    assert_eq!(
+        game.legal_actions(2),
+        vec![Action::Accept, Action::Challenge]
+    );
+}
+
+// Without H-STACK a Draw One is taken at once [F-STACK-1].
+#[test]
+fn without_stack_a_draw_one_is_taken_at_once() {
+    let mut t = Table::flip(4);
+    let top = t.card("red 5");
+    let h1 = t.cards(["red draw-one", "green 2"]);
+    let h2 = t.cards(["blue draw-one", "blue 7"]);
+    t.hand(1, &h1).hand(2, &h2).top(top);
+    let (mut game, _) = t.position(1, None);
+    act(&mut game, 1, plain(h1[0]));
+    assert_turn(&game, 3);
+    assert_eq!(game.hand(2).len(), 3);
 }

@@ -218,6 +218,7 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         false_uno: rng.random_bool(0.3),
         jump_in: rng.random_bool(0.3),
         seven_zero: rng.random_bool(0.3),
+        stacking: rng.random_bool(0.3),
         ..HouseRules::default()
     };
     let setup = Setup {

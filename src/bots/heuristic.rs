@@ -66,6 +66,10 @@ pub(super) fn choose<R: Rng + ?Sized>(view: &View, _rng: &mut R) -> Option<Actio
     }
     let hand: Vec<&CardView> = view.hand.iter().collect();
     match view.awaiting {
+        // [H-STACK]: pass the penalty on when it can.
+        Awaiting::Penalty { .. } if legal.iter().any(|a| matches!(a, Action::Play { .. })) => {
+            best_play(view, &hand)
+        }
         Awaiting::Penalty { from, .. } => {
             let held = view.players.get(from).map_or(0, |p| p.cards);
             let guilty_odds = 1.0 - 0.75f64.powi(i32::try_from(held).unwrap_or(i32::MAX));

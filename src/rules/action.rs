@@ -146,6 +146,12 @@ pub enum RuleError {
         /// The card.
         card: CardId,
     },
+    /// [H-STACK]: only a draw card of the pending one's symbol may be played on it.
+    #[error("card {card} cannot be stacked on the pending draw card")]
+    CannotStack {
+        /// The card.
+        card: CardId,
+    },
     /// [H-SEVEN0]: the seat must choose whom to swap hands with first.
     #[error("choose whom to swap hands with first")]
     SwapChoicePending,
@@ -187,6 +193,7 @@ impl RuleError {
             RuleError::WildDrawForbidden { .. } => "WILD_DRAW_FORBIDDEN",
             RuleError::ChallengeNotOffered => "CHALLENGE_NOT_OFFERED",
             RuleError::SwapChoicePending => "SWAP_CHOICE_PENDING",
+            RuleError::CannotStack { .. } => "CARD_DOES_NOT_STACK",
             RuleError::NoSwapPending => "NO_SWAP_PENDING",
             RuleError::CannotSwapWithYourself => "CANNOT_SWAP_WITH_YOURSELF",
         }

@@ -177,6 +177,31 @@ impl Kind {
         )
     }
 
+    /// The cards a draw card makes its victim take (0 for Wild Draw Color, which draws until a
+    /// color, and for every other card).
+    pub fn penalty_cards(self) -> u32 {
+        match self {
+            Kind::DrawOne => 1,
+            Kind::DrawTwo | Kind::WildDrawTwo => 2,
+            Kind::WildDrawFour => 4,
+            Kind::DrawFive => 5,
+            _ => 0,
+        }
+    }
+
+    /// A draw card: its victim draws and loses the turn.
+    pub fn is_draw(self) -> bool {
+        matches!(
+            self,
+            Kind::DrawOne
+                | Kind::DrawTwo
+                | Kind::DrawFive
+                | Kind::WildDrawTwo
+                | Kind::WildDrawFour
+                | Kind::WildDrawColor
+        )
+    }
+
     /// The wilds that make the next player draw and that may be challenged [F-WDRAW].
     pub fn is_wild_draw(self) -> bool {
         matches!(

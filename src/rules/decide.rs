@@ -189,13 +189,16 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             cards,
         });
         let kind = self.game.face(penalty.card).kind;
+        // [H-STACK]: what was stacked before the challenged card goes with the penalty.
+        let stacked =
+            usize::try_from(penalty.total.saturating_sub(kind.penalty_cards())).unwrap_or(0);
         if guilty {
             // The challenged player takes the penalty; the challenger plays on the declared color.
-            self.draw_penalty(penalty.from, kind, 0, DrawCause::Challenge);
+            self.draw_penalty(penalty.from, kind, stacked, DrawCause::Challenge);
             self.emit(Event::TurnStarted { seat });
         } else {
             // The challenger takes the penalty and two more, and loses the turn.
-            self.draw_penalty(seat, kind, 2, DrawCause::Challenge);
+            self.draw_penalty(seat, kind, 2 + stacked, DrawCause::Challenge);
             let next = self.game.next_seat(seat);
             self.emit(Event::TurnStarted { seat: next });
         }
@@ -205,7 +208,9 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     fn accept_penalty(&mut self, seat: Seat, penalty: Penalty) {
         self.emit(Event::PenaltyAccepted { seat });
         let kind = self.game.face(penalty.card).kind;
-        self.draw_penalty(seat, kind, 0, DrawCause::Penalty);
+        let stacked =
+            usize::try_from(penalty.total.saturating_sub(kind.penalty_cards())).unwrap_or(0);
+        self.draw_penalty(seat, kind, stacked, DrawCause::Penalty);
         let next = self.game.next_seat(seat);
         self.emit(Event::TurnStarted { seat: next });
     }

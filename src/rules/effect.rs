@@ -7,6 +7,7 @@ use super::card::{CardId, Color, Kind, Seat};
 use super::decide::Exec;
 use super::event::{DrawCause, Event};
 use super::setup::Scoring;
+use super::state::Phase;
 
 /// Safety bound on first-discard resolution ([F-START-5], [F-START-6] may repeat); never reached
 /// in practice, it only guarantees that starting a round terminates.
@@ -18,6 +19,11 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         // [F-CHAL-2]: guilt is judged on the hand and color at the moment of the play.
         let previous_color = self.game.color;
         let guilty = self.game.holds_current_color(seat);
+        // [H-STACK]: cards already stacked on the penalty this card passes on.
+        let stacked = match self.game.phase {
+            Phase::Penalty(p) => p.total,
+            _ => 0,
+        };
         self.emit(Event::CardPlayed {
             seat,
             card,
@@ -26,7 +32,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         });
         let kind = self.game.face(card).kind;
         if self.game.hand(seat).is_empty() {
-            self.end_round(seat, kind);
+            self.end_round(seat, kind, stacked);
             return;
         }
         let next = self.game.next_seat(seat);
@@ -40,6 +46,16 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                 self.emit(Event::TurnStarted { seat: next });
             }
             Kind::Number(_) | Kind::Wild => self.emit(Event::TurnStarted { seat: next }),
+            // [H-STACK]: the next player takes it (with what was stacked) or passes it on.
+            Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive if self.game.options.house.stacking => {
+                self.emit(Event::PenaltyPending {
+                    seat: next,
+                    from: seat,
+                    card,
+                    previous_color: previous_color.unwrap_or(Color::Red),
+                    guilty: false,
+                });
+            }
             // [F-ACT-1], [F-ACT-7], [C-ACT-1]: the next player draws and loses the turn.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {
                 self.draw_penalty(next, kind, 0, DrawCause::Penalty);
@@ -86,7 +102,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     /// [F-END-1..3]: the round ends when `winner` plays the last card, a `kind`. A draw card still
     /// makes the next player draw (no challenge: [F-CHAL-5]); a Flip still flips. Then hands are
     /// scored on the active side.
-    fn end_round(&mut self, winner: Seat, kind: Kind) {
+    fn end_round(&mut self, winner: Seat, kind: Kind, stacked: u32) {
         let next = self.game.next_seat(winner);
         match kind {
             Kind::DrawOne
@@ -94,7 +110,10 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             | Kind::DrawFive
             | Kind::WildDrawTwo
             | Kind::WildDrawFour
-            | Kind::WildDrawColor => self.draw_penalty(next, kind, 0, DrawCause::Penalty),
+            | Kind::WildDrawColor => {
+                let extra = usize::try_from(stacked).unwrap_or(0);
+                self.draw_penalty(next, kind, extra, DrawCause::Penalty);
+            }
             Kind::Flip => self.emit(Event::Flipped),
             _ => {}
         }

@@ -2,7 +2,8 @@
 //! [`Game::refusal`] only explains why an action it does not list is refused.
 
 use super::action::{Action, RuleError};
-use super::card::{CardId, Color, Seat};
+use super::card::{CardId, Color, Kind, Seat};
+use super::deck::Ruleset;
 use super::state::{Game, Phase};
 
 impl Game {
@@ -15,6 +16,23 @@ impl Game {
         }
         face.color.is_some() && face.color == self.color
             || self.top_face().is_some_and(|top| top.kind == face.kind)
+    }
+
+    /// [H-STACK]: whether `seat` may play `card` on the pending draw card `pending`: the same
+    /// symbol (Draw One, Two, Five, Wild Draw Two or Four), or in classic UNO a Draw Two of the
+    /// declared color on a Wild Draw Four. Wild Draw Color never stacks.
+    fn stacks_on(&self, seat: Seat, card: CardId, pending: CardId) -> bool {
+        let (face, on) = (self.face(card), self.face(pending).kind);
+        if on == Kind::WildDrawColor || face.kind == Kind::WildDrawColor || !face.kind.is_draw() {
+            return false;
+        }
+        let same = face.kind == on;
+        let answers_four = self.ruleset() == Ruleset::Classic
+            && on == Kind::WildDrawFour
+            && face.kind == Kind::DrawTwo
+            && face.color.is_some()
+            && face.color == self.color;
+        (same || answers_four) && !self.strictly_forbidden(seat, card)
     }
 
     /// [H-JUMP]: `card`'s active face is the top discard's (same color and number or symbol; a
@@ -114,11 +132,22 @@ impl Game {
                         .map(|other| Action::Swap { seat: other }),
                 );
             }
-            Phase::Penalty(_) => {
+            Phase::Penalty(penalty) => {
                 out.push(Action::Accept);
-                // [H-STRICT]: no wild draw is a bluff, so none is challenged.
-                if !self.options.house.strict_wild_draw {
+                // [H-STRICT]: no wild draw is a bluff, so none is challenged. Only wild draws
+                // are challenged at all (a Draw Two is pending only under H-STACK).
+                if !self.options.house.strict_wild_draw
+                    && self.face(penalty.card).kind.is_wild_draw()
+                {
                     out.push(Action::Challenge);
+                }
+                // [H-STACK]: pass it on with a draw card of the same symbol.
+                if self.options.house.stacking {
+                    for &card in self.hand(seat) {
+                        if self.stacks_on(seat, card, penalty.card) {
+                            self.push_plays(seat, card, out);
+                        }
+                    }
                 }
             }
             Phase::MatchOver => {}
@@ -194,6 +223,14 @@ impl Game {
             (_, Action::Swap { .. }) => RuleError::NoSwapPending,
             (Phase::Penalty(_), Action::Challenge) if self.options.house.strict_wild_draw => {
                 RuleError::ChallengeNotOffered
+            }
+            (Phase::Penalty(p), Action::Challenge) if !self.face(p.card).kind.is_wild_draw() => {
+                RuleError::NoChallengePending
+            }
+            (Phase::Penalty(_), Action::Play { card, .. })
+                if self.options.house.stacking && self.hand(seat).contains(&card) =>
+            {
+                RuleError::CannotStack { card }
             }
             (Phase::Penalty(_), _) => RuleError::PenaltyPending,
             (_, Action::ChooseColor { .. }) => RuleError::NoColorChoicePending,

@@ -62,7 +62,7 @@ impl HouseRules {
 
 impl HouseRules {
     /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT,
-    /// H-DRAWMATCH, H-FALSEUNO, H-JUMP and H-SEVEN0 are played.
+    /// H-DRAWMATCH, H-FALSEUNO, H-JUMP, H-SEVEN0 and H-STACK are played.
     pub fn unsupported(&self) -> Vec<&'static str> {
         let played = [
             "H-STRICT",
@@ -70,6 +70,7 @@ impl HouseRules {
             "H-FALSEUNO",
             "H-JUMP",
             "H-SEVEN0",
+            "H-STACK",
         ];
         self.enabled()
             .into_iter()

@@ -32,6 +32,10 @@ pub struct Penalty {
     pub previous_color: Color,
     /// Whether its player held a card of `previous_color` [F-CHAL-2]. Hidden information.
     pub guilty: bool,
+    /// Cards the seat takes if it accepts: this card's, plus those stacked before it
+    /// [H-STACK].
+    #[serde(default)]
+    pub total: u32,
 }
 
 /// What the game waits for from the seat whose turn it is.
@@ -285,12 +289,18 @@ impl Game {
                 previous_color,
                 guilty,
             } => {
+                // [H-STACK]: a draw card played on a pending penalty adds to it.
+                let stacked = match self.phase {
+                    Phase::Penalty(p) => p.total,
+                    _ => 0,
+                };
                 self.turn = *seat;
                 self.phase = Phase::Penalty(Penalty {
                     from: *from,
                     card: *card,
                     previous_color: *previous_color,
                     guilty: *guilty,
+                    total: stacked + self.deck.face(*card, self.side).kind.penalty_cards(),
                 });
             }
             Event::PenaltyAccepted { seat } | Event::Challenged { seat, .. } => {

@@ -73,12 +73,16 @@ pub enum Awaiting {
         /// Whose turn follows.
         then: Seat,
     },
-    /// The turn seat takes or challenges the wild draw `card` played by `from`.
+    /// The turn seat takes or challenges the wild draw `card` played by `from` (or, under
+    /// H-STACK, takes or passes on any draw card).
     Penalty {
         /// Who played it.
         from: Seat,
-        /// The wild draw card (the top discard).
+        /// The draw card (the top discard).
         card: CardId,
+        /// Cards the seat takes if it accepts, stacked ones included [H-STACK] (0 for a Wild
+        /// Draw Color, which draws until its color).
+        total: u32,
     },
     /// Nothing: the match is over.
     MatchOver,
@@ -302,6 +306,8 @@ pub enum SeenEvent {
         card: CardId,
         /// The color current before it.
         previous_color: Color,
+        /// Cards the seat takes if it accepts, stacked ones included [H-STACK].
+        total: u32,
     },
     /// See [`Event::PenaltyAccepted`].
     PenaltyAccepted {
@@ -426,6 +432,7 @@ impl Game {
             Phase::Penalty(p) => Awaiting::Penalty {
                 from: p.from,
                 card: p.card,
+                total: p.total,
             },
             Phase::MatchOver => Awaiting::MatchOver,
         };
@@ -562,6 +569,10 @@ pub fn project(game: &Game, event: &Event, viewer: Viewer) -> SeenEvent {
             from: *from,
             card: *card,
             previous_color: *previous_color,
+            total: match game.phase {
+                Phase::Penalty(p) => p.total,
+                _ => 0,
+            },
         },
         Event::PenaltyAccepted { seat } => SeenEvent::PenaltyAccepted { seat: *seat },
         Event::Challenged {

@@ -333,6 +333,10 @@ pub fn view(game: &str, v: &View, deadline: Option<prost_types::Timestamp>) -> p
         turn_deadline: deadline,
         penalty_from,
         then_turn,
+        pending_draw: match v.awaiting {
+            Awaiting::Penalty { total, .. } => total,
+            _ => 0,
+        },
     }
 }
 
@@ -454,11 +458,13 @@ pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Even
             from,
             card: c,
             previous_color,
+            total,
         } => K::PenaltyPending(pb::PenaltyPending {
             seat: seat(*s),
             from: seat(*from),
             card: u32::from(c.0),
             previous_color: color(Some(*previous_color)) as i32,
+            total: *total,
         }),
         SeenEvent::PenaltyAccepted { seat: s } => {
             K::PenaltyAccepted(pb::PenaltyAccepted { seat: seat(*s) })

@@ -250,6 +250,7 @@ async fn house_rules_over_the_api() {
             false_uno: true,
             jump_in: true,
             seven_zero: true,
+            stacking: true,
             ..Default::default()
         };
         let options = pb::GameOptions {
@@ -332,7 +333,7 @@ async fn house_rules_over_the_api() {
             options: Some(pb::GameOptions {
                 house_rules: Some(pb::HouseRules {
                     strict_wild_draw: true,
-                    stacking: true,
+                    multi: true,
                     ..Default::default()
                 }),
                 ..options(pb::Ruleset::Flip, 2)
@@ -342,7 +343,7 @@ async fn house_rules_over_the_api() {
         .unwrap_err();
     assert_eq!(reason(&refused), "HOUSE_RULE_UNSUPPORTED");
     assert!(
-        refused.message().contains("H-STACK"),
+        refused.message().contains("H-MULTI"),
         "{}",
         refused.message()
     );

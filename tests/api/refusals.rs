@@ -267,7 +267,7 @@ async fn malformed_and_unknown_games_and_admin_only_options_are_refused() {
     );
     let house = pb::GameOptions {
         house_rules: Some(pb::HouseRules {
-            stacking: true,
+            play_to_last: true,
             ..Default::default()
         }),
         ..options(pb::Ruleset::Flip, 2)

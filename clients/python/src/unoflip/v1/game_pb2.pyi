@@ -267,7 +267,7 @@ class RoundResult(_message.Message):
     def __init__(self, round: _Optional[int] = ..., winner: _Optional[int] = ..., hand_points: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("game", "version", "seat", "ruleset", "round", "dealer", "side", "direction", "color", "turn", "awaiting", "hand", "drawn_card", "players", "draw_count", "draw_top", "discard", "last_round", "winners", "legal_actions", "turn_deadline", "penalty_from", "then_turn")
+    __slots__ = ("game", "version", "seat", "ruleset", "round", "dealer", "side", "direction", "color", "turn", "awaiting", "hand", "drawn_card", "players", "draw_count", "draw_top", "discard", "last_round", "winners", "legal_actions", "turn_deadline", "penalty_from", "then_turn", "pending_draw")
     GAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -291,6 +291,7 @@ class View(_message.Message):
     TURN_DEADLINE_FIELD_NUMBER: _ClassVar[int]
     PENALTY_FROM_FIELD_NUMBER: _ClassVar[int]
     THEN_TURN_FIELD_NUMBER: _ClassVar[int]
+    PENDING_DRAW_FIELD_NUMBER: _ClassVar[int]
     game: str
     version: int
     seat: int
@@ -314,7 +315,8 @@ class View(_message.Message):
     turn_deadline: _timestamp_pb2.Timestamp
     penalty_from: int
     then_turn: int
-    def __init__(self, game: _Optional[str] = ..., version: _Optional[int] = ..., seat: _Optional[int] = ..., ruleset: _Optional[_Union[Ruleset, str]] = ..., round: _Optional[int] = ..., dealer: _Optional[int] = ..., side: _Optional[_Union[_cards_pb2.Side, str]] = ..., direction: _Optional[_Union[Direction, str]] = ..., color: _Optional[_Union[_cards_pb2.Color, str]] = ..., turn: _Optional[int] = ..., awaiting: _Optional[_Union[Awaiting, str]] = ..., hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., drawn_card: _Optional[int] = ..., players: _Optional[_Iterable[_Union[PlayerView, _Mapping]]] = ..., draw_count: _Optional[int] = ..., draw_top: _Optional[_Union[_cards_pb2.Face, _Mapping]] = ..., discard: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_round: _Optional[_Union[RoundResult, _Mapping]] = ..., winners: _Optional[_Iterable[int]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., penalty_from: _Optional[int] = ..., then_turn: _Optional[int] = ...) -> None: ...
+    pending_draw: int
+    def __init__(self, game: _Optional[str] = ..., version: _Optional[int] = ..., seat: _Optional[int] = ..., ruleset: _Optional[_Union[Ruleset, str]] = ..., round: _Optional[int] = ..., dealer: _Optional[int] = ..., side: _Optional[_Union[_cards_pb2.Side, str]] = ..., direction: _Optional[_Union[Direction, str]] = ..., color: _Optional[_Union[_cards_pb2.Color, str]] = ..., turn: _Optional[int] = ..., awaiting: _Optional[_Union[Awaiting, str]] = ..., hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., drawn_card: _Optional[int] = ..., players: _Optional[_Iterable[_Union[PlayerView, _Mapping]]] = ..., draw_count: _Optional[int] = ..., draw_top: _Optional[_Union[_cards_pb2.Face, _Mapping]] = ..., discard: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., last_round: _Optional[_Union[RoundResult, _Mapping]] = ..., winners: _Optional[_Iterable[int]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., penalty_from: _Optional[int] = ..., then_turn: _Optional[int] = ..., pending_draw: _Optional[int] = ...) -> None: ...
 
 class DealerDraw(_message.Message):
     __slots__ = ("seat", "card")
@@ -524,15 +526,17 @@ class Reshuffled(_message.Message):
     def __init__(self, count: _Optional[int] = ..., draw_top: _Optional[_Union[_cards_pb2.Face, _Mapping]] = ...) -> None: ...
 
 class PenaltyPending(_message.Message):
-    __slots__ = ("seat", "card", "previous_color")
+    __slots__ = ("seat", "card", "previous_color", "total")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     FROM_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_COLOR_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
     seat: int
     card: int
     previous_color: _cards_pb2.Color
-    def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ..., previous_color: _Optional[_Union[_cards_pb2.Color, str]] = ..., **kwargs) -> None: ...
+    total: int
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ..., previous_color: _Optional[_Union[_cards_pb2.Color, str]] = ..., total: _Optional[int] = ..., **kwargs) -> None: ...
 
 class PenaltyAccepted(_message.Message):
     __slots__ = ("seat",)
