@@ -9,7 +9,7 @@ use rand::Rng;
 use rand::seq::SliceRandom;
 
 use super::action::{Action, RuleError};
-use super::card::{CardId, Seat};
+use super::card::{CardId, Kind, Seat};
 use super::event::{DrawCause, Event};
 use super::setup::{Setup, SetupError};
 use super::state::{Game, Penalty, Phase};
@@ -189,9 +189,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             cards,
         });
         let kind = self.game.face(penalty.card).kind;
-        // [H-STACK]: what was stacked before the challenged card goes with the penalty.
-        let stacked =
-            usize::try_from(penalty.total.saturating_sub(kind.penalty_cards())).unwrap_or(0);
+        let stacked = stacked_before(penalty, kind);
         if guilty {
             // The challenged player takes the penalty; the challenger plays on the declared color.
             self.draw_penalty(penalty.from, kind, stacked, DrawCause::Challenge);
@@ -208,10 +206,19 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     fn accept_penalty(&mut self, seat: Seat, penalty: Penalty) {
         self.emit(Event::PenaltyAccepted { seat });
         let kind = self.game.face(penalty.card).kind;
-        let stacked =
-            usize::try_from(penalty.total.saturating_sub(kind.penalty_cards())).unwrap_or(0);
-        self.draw_penalty(seat, kind, stacked, DrawCause::Penalty);
+        self.draw_penalty(
+            seat,
+            kind,
+            stacked_before(penalty, kind),
+            DrawCause::Penalty,
+        );
         let next = self.game.next_seat(seat);
         self.emit(Event::TurnStarted { seat: next });
     }
+}
+
+/// [H-STACK]: the cards stacked before the pending draw card, a `kind`; they go with it to
+/// whoever takes the penalty.
+fn stacked_before(penalty: Penalty, kind: Kind) -> usize {
+    usize::try_from(penalty.total.saturating_sub(kind.penalty_cards())).unwrap_or(0)
 }

@@ -28,19 +28,12 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     /// Draw Color, [F-CHAL-4]). Wild Draw Color draws until the current color [F-ACT-11];
     /// a lost Wild Draw Two or Four challenge is the same count plus two ([F-CHAL-3], [C-CHAL-1]).
     pub(super) fn draw_penalty(&mut self, seat: Seat, kind: Kind, extra: usize, cause: DrawCause) {
-        let count = match kind {
-            Kind::DrawOne => 1,
-            Kind::DrawTwo | Kind::WildDrawTwo => 2,
-            Kind::WildDrawFour => 4,
-            Kind::DrawFive => 5,
-            Kind::WildDrawColor => {
-                if let Some(color) = self.game.color {
-                    self.draw_until(seat, Until::Color(color), cause);
-                }
-                0
-            }
-            _ => 0,
-        };
+        if kind == Kind::WildDrawColor
+            && let Some(color) = self.game.color
+        {
+            self.draw_until(seat, Until::Color(color), cause);
+        }
+        let count = usize::try_from(kind.penalty_cards()).unwrap_or(0);
         if count + extra > 0 {
             self.draw_cards(seat, count + extra, cause);
         }
@@ -72,18 +65,12 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                         }
                     }
                     Until::Playable => {
-                        // [H-STRICT] forbids a wild draw to a seat holding the current color,
-                        // counting the cards this draw brought.
-                        let holds_color = self.game.holds_current_color(seat)
-                            || all.iter().chain(&batch).any(|&c| {
-                                self.game.color.is_some()
-                                    && self.game.face(c).color == self.game.color
-                            });
-                        let forbidden = self.game.options.house.strict_wild_draw
-                            && self.game.face(card).kind.is_wild_draw()
-                            && holds_color;
+                        // Counting the cards this draw brought, which are not in the hand yet.
+                        let drawn: Vec<CardId> = all.iter().chain(&batch).copied().collect();
+                        let playable = self.game.matches(card)
+                            && !self.game.strictly_forbidden(seat, card, &drawn);
                         batch.push(card);
-                        if self.game.matches(card) && !forbidden {
+                        if playable {
                             done = true;
                             break;
                         }

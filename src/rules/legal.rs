@@ -32,7 +32,7 @@ impl Game {
             && face.kind == Kind::DrawTwo
             && face.color.is_some()
             && face.color == self.color;
-        (same || answers_four) && !self.strictly_forbidden(seat, card)
+        (same || answers_four) && !self.strictly_forbidden(seat, card, &[])
     }
 
     /// [H-JUMP]: `card`'s active face is the top discard's (same color and number or symbol; a
@@ -45,14 +45,23 @@ impl Game {
     /// Whether `seat` may play `card` now: it matches, and [H-STRICT] does not forbid it (a wild
     /// draw while holding the current color).
     fn playable(&self, seat: Seat, card: CardId) -> bool {
-        self.matches(card) && !self.strictly_forbidden(seat, card)
+        self.matches(card) && !self.strictly_forbidden(seat, card, &[])
     }
 
     /// [H-STRICT]: a wild draw that F-WDRAW-1 forbids is refused instead of left to a challenge.
-    fn strictly_forbidden(&self, seat: Seat, card: CardId) -> bool {
+    /// `also_held`: cards the seat holds that are not in its hand yet (those it is drawing).
+    pub(super) fn strictly_forbidden(
+        &self,
+        seat: Seat,
+        card: CardId,
+        also_held: &[CardId],
+    ) -> bool {
         self.options.house.strict_wild_draw
             && self.face(card).kind.is_wild_draw()
-            && self.holds_current_color(seat)
+            && (self.holds_current_color(seat)
+                || also_held
+                    .iter()
+                    .any(|&c| self.color.is_some() && self.face(c).color == self.color))
     }
 
     /// [F-WDRAW-1]: whether `seat` holds a card of the current color, which forbids a wild draw
@@ -276,7 +285,7 @@ impl Game {
         if uno && self.hand(seat).len() != 2 {
             return RuleError::UnoNotDue;
         }
-        if self.strictly_forbidden(seat, card) {
+        if self.strictly_forbidden(seat, card, &[]) {
             return RuleError::WildDrawForbidden { card };
         }
         RuleError::CardDoesNotMatch { card }

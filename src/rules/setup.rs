@@ -61,20 +61,12 @@ impl HouseRules {
 }
 
 impl HouseRules {
-    /// The rules switched on that this engine does not play yet, as RULES.md ids. H-STRICT,
-    /// H-DRAWMATCH, H-FALSEUNO, H-JUMP, H-SEVEN0 and H-STACK are played.
+    /// The rules switched on that this engine does not play yet (H-MULTI, H-LAST), as RULES.md
+    /// ids.
     pub fn unsupported(&self) -> Vec<&'static str> {
-        let played = [
-            "H-STRICT",
-            "H-DRAWMATCH",
-            "H-FALSEUNO",
-            "H-JUMP",
-            "H-SEVEN0",
-            "H-STACK",
-        ];
-        self.enabled()
+        [(self.multi, "H-MULTI"), (self.play_to_last, "H-LAST")]
             .into_iter()
-            .filter(|id| !played.contains(id))
+            .filter_map(|(on, id)| on.then_some(id))
             .collect()
     }
 }
