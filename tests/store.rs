@@ -274,25 +274,13 @@ async fn damaged_sqlite_data_is_refused_with_the_game_and_version() {
     assert_eq!(store.read("games/good", 0).await.unwrap(), vec![created()]);
 }
 
-/// The highest firehose position in the tests' PostgreSQL.
-async fn postgres_position(pool: &sqlx::PgPool) -> u64 {
-    let (max,): (Option<i64>,) = sqlx::query_as("SELECT MAX(pos) FROM unoflip_events")
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    u64::try_from(max.unwrap_or(0)).unwrap()
-}
-
 #[tokio::test]
 async fn the_postgres_store_conforms() {
     let Some(store) = common::test_postgres().await else {
         return;
     };
     let _alone = POSTGRES.lock().await;
-    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
-        .await
-        .unwrap();
-    let start = postgres_position(&pool).await;
+    let start = common::postgres_position().await;
     conformance(Arc::new(store), &format!("t{}-", rand_suffix()), start).await;
 }
 
@@ -308,7 +296,7 @@ async fn the_postgres_global_order_never_skips_an_event_committed_late() {
     let pool = sqlx::PgPool::connect(&common::test_postgres_url())
         .await
         .unwrap();
-    let start = postgres_position(&pool).await;
+    let start = common::postgres_position().await;
     let (slow, fast) = (
         format!("games/t{}-slow", rand_suffix()),
         format!("games/t{}-fast", rand_suffix()),

@@ -185,12 +185,10 @@ impl Games {
         if let Ok(handle) = self.get(name) {
             return handle.entry.lock().await.options.clone();
         }
-        use prost::Message;
         match self.store.record(name).await {
             Ok(Some((record, _))) => serde_json::from_str::<Record>(&record)
-                .ok()
-                .and_then(|r| hex::decode(r.options).ok())
-                .and_then(|bytes| pb::GameOptions::decode(bytes.as_slice()).ok())
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.shown_options())
                 .unwrap_or_default(),
             _ => pb::GameOptions::default(),
         }
@@ -1191,10 +1189,15 @@ impl Record {
         }
     }
 
-    fn entry(self, log: EventLog) -> Result<Entry, String> {
+    /// The options shown to clients.
+    fn shown_options(&self) -> Result<pb::GameOptions, String> {
         use prost::Message;
         let bytes = hex::decode(&self.options).map_err(|e| e.to_string())?;
-        let options = pb::GameOptions::decode(bytes.as_slice()).map_err(|e| e.to_string())?;
+        pb::GameOptions::decode(bytes.as_slice()).map_err(|e| e.to_string())
+    }
+
+    fn entry(self, log: EventLog) -> Result<Entry, String> {
+        let options = self.shown_options()?;
         let game = match (log.base(), log.since(log.base().0)) {
             ((_, Some(state)), Some(tail)) => {
                 let mut game = state.clone();

@@ -39,10 +39,14 @@ pub async fn server() -> Server {
 }
 
 pub async fn server_with(config: Config) -> Server {
+    serve(Games::new(Arc::new(MemoryStore::new()), config)).await
+}
+
+/// Serves `games` (any store) on a free port.
+pub async fn serve(games: Arc<Games>) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let games = Games::new(Arc::new(MemoryStore::new()), config);
     tokio::spawn(async move {
         service::serve(listener, games, Limits::default(), async {
             let _ = stopped.await;

@@ -136,22 +136,6 @@ async fn a_game_with_damaged_data_is_left_out_and_the_others_are_served() {
     );
 }
 
-/// Serves `games` on a free port until the returned sender is dropped.
-async fn serve(games: Arc<Games>) -> (super::harness::Client, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(unoflip::service::serve(
-        listener,
-        games,
-        unoflip::service::Limits::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    (super::harness::client(addr).await, stop)
-}
-
 /// Reads the firehose after `after` until it is caught up.
 async fn firehose(client: &mut super::harness::Client, after: u64) -> Vec<pb::GameEvent> {
     let mut stream = client
@@ -192,8 +176,8 @@ async fn firehose_positions_are_durable_across_a_restart() {
             games.start(&handle).await.unwrap();
             moves(&games, &handle, 8).await;
         }
-        let (mut client, _stop) = serve(games).await;
-        firehose(&mut client, 0).await
+        let server = super::harness::serve(games).await;
+        firehose(&mut super::harness::client(server.addr).await, 0).await
     };
     assert!(before.len() > 10);
     assert!(before.windows(2).all(|w| w[0].position < w[1].position));
@@ -204,7 +188,8 @@ async fn firehose_positions_are_durable_across_a_restart() {
         Config::default(),
     );
     games.recover().await.unwrap();
-    let (mut client, _stop) = serve(games).await;
+    let server = super::harness::serve(games).await;
+    let mut client = super::harness::client(server.addr).await;
     assert_eq!(firehose(&mut client, 0).await, before);
     let k = before.len() / 2;
     assert_eq!(
@@ -298,7 +283,8 @@ async fn a_long_game_recovers_from_its_latest_snapshot_and_streams_start_anywher
         (1..=version).collect::<Vec<_>>()
     );
     // Streams start before the snapshot, at it, after it, and from now.
-    let (mut client, _stop) = serve(games.clone()).await;
+    let server = super::harness::serve(games.clone()).await;
+    let mut client = super::harness::client(server.addr).await;
     for after in [1, snapshot_at - 1, snapshot_at, snapshot_at + 1] {
         let (view, versions) = stream_versions(&mut client, &name, &token, after).await;
         assert_eq!(view, Some(after), "a view at {after}");

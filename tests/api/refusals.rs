@@ -17,17 +17,20 @@ fn play(card: unoflip::rules::CardId, color: pb::Color) -> pb::Action {
     }
 }
 
-/// A four-seat game dealt from a fixed deck (admin): seat 1 starts on red 5 holding red 7,
-/// blue 2 and a wild; seat 2 holds green 9.
-async fn arranged(client: &mut Client) -> (String, Vec<String>, [unoflip::rules::CardId; 4]) {
-    let mut t = Table::flip(4);
-    let [top, r7, b2, w, g9] = t.cards(["red 5", "red 7", "blue 2", "wild", "green 9"]);
-    t.hand(1, &[r7, b2, w]).hand(2, &[g9]).top(top);
+/// A game dealt from the table's fixed deck (admin), dealer 0, every seat joined, started.
+/// Returns its name and the seat tokens.
+async fn dealt(
+    client: &mut Client,
+    t: &mut Table,
+    house: Option<pb::HouseRules>,
+) -> (String, Vec<String>) {
     let setup = t.setup();
+    let seats = u32::try_from(t.seats).unwrap();
     let options = pb::GameOptions {
         first_dealer: Some(0),
         deck_order: setup.deck.unwrap().iter().map(|c| u32::from(c.0)).collect(),
-        ..options(pb::Ruleset::Flip, 4)
+        house_rules: house,
+        ..options(pb::Ruleset::Flip, seats)
     };
     let created = client
         .create_game(authed(
@@ -46,7 +49,7 @@ async fn arranged(client: &mut Client) -> (String, Vec<String>, [unoflip::rules:
         "the deck order is never shown back"
     );
     let mut tokens = Vec::new();
-    for seat in 0..4 {
+    for seat in 0..seats {
         let joined = client
             .join_game(pb::JoinGameRequest {
                 game: created.name.clone(),
@@ -67,7 +70,17 @@ async fn arranged(client: &mut Client) -> (String, Vec<String>, [unoflip::rules:
         ))
         .await
         .unwrap();
-    (created.name, tokens, [r7, b2, w, g9])
+    (created.name, tokens)
+}
+
+/// A four-seat game: seat 1 starts on red 5 holding red 7, blue 2 and a wild; seat 2 holds
+/// green 9.
+async fn arranged(client: &mut Client) -> (String, Vec<String>, [unoflip::rules::CardId; 4]) {
+    let mut t = Table::flip(4);
+    let [top, r7, b2, w, g9] = t.cards(["red 5", "red 7", "blue 2", "wild", "green 9"]);
+    t.hand(1, &[r7, b2, w]).hand(2, &[g9]).top(top);
+    let (game, tokens) = dealt(client, &mut t, None).await;
+    (game, tokens, [r7, b2, w, g9])
 }
 
 #[tokio::test]
@@ -370,49 +383,11 @@ async fn two_seats_racing_to_jump_in_get_exactly_one_acceptance() {
     let mut t = Table::flip(3);
     let [top, w0, w2] = t.cards(["wild", "wild", "wild"]);
     t.hand(0, &[w0]).hand(2, &[w2]).top(top);
-    let setup = t.setup();
-    let options = pb::GameOptions {
-        first_dealer: Some(0),
-        deck_order: setup.deck.unwrap().iter().map(|c| u32::from(c.0)).collect(),
-        house_rules: Some(pb::HouseRules {
-            jump_in: true,
-            ..Default::default()
-        }),
-        ..options(pb::Ruleset::Flip, 3)
+    let house = pb::HouseRules {
+        jump_in: true,
+        ..Default::default()
     };
-    let created = client
-        .create_game(authed(
-            pb::CreateGameRequest {
-                options: Some(options),
-            },
-            ADMIN,
-        ))
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
-    let game = created.name;
-    let mut tokens = Vec::new();
-    for seat in 0..3 {
-        let joined = client
-            .join_game(pb::JoinGameRequest {
-                game: game.clone(),
-                seat: Some(seat),
-                player_name: String::new(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        tokens.push(joined.seat_token);
-    }
-    client
-        .start_game(authed(
-            pb::StartGameRequest { game: game.clone() },
-            &tokens[0],
-        ))
-        .await
-        .unwrap();
+    let (game, tokens) = dealt(&mut client, &mut t, Some(house)).await;
     // The first discard is a wild: seat 1 declares red, then may play.
     let choose = pb::Action {
         kind: Some(Kind::ChooseColor(pb::ChooseColor {

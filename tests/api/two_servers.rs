@@ -6,24 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use unoflip::proto as pb;
-use unoflip::service::{self, Config, Games, Limits};
+use unoflip::service::{Config, Games};
 use unoflip::store::PostgresStore;
 
 use super::common::test_postgres;
 use super::harness::*;
 
-async fn start_server(
-    store: PostgresStore,
-) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+/// A server on `store`, with the unfinished games it holds recovered.
+async fn start_server(store: PostgresStore) -> Server {
     let games = Games::new(Arc::new(store), Config::default());
     games.recover().await.unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(service::serve(listener, games, Limits::default(), async {
-        let _ = stopped.await;
-    }));
-    (addr, stop)
+    serve(games).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -31,19 +24,11 @@ async fn two_servers_on_one_postgres_share_games() {
     let (Some(a_store), Some(b_store)) = (test_postgres().await, test_postgres().await) else {
         return;
     };
-    let (a_addr, _stop_a) = start_server(a_store).await;
-    let (b_addr, _stop_b) = start_server(b_store).await;
-    let mut a = client(a_addr).await;
-    let mut b = client(b_addr).await;
+    let (server_a, server_b) = (start_server(a_store).await, start_server(b_store).await);
+    let mut a = client(server_a.addr).await;
+    let mut b = client(server_b.addr).await;
     // Both firehoses, from the database's current position.
-    let pool = sqlx::PgPool::connect(&super::common::test_postgres_url())
-        .await
-        .unwrap();
-    let (start,): (Option<i64>,) = sqlx::query_as("SELECT MAX(pos) FROM unoflip_events")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    let start = u64::try_from(start.unwrap_or(0)).unwrap();
+    let start = super::common::postgres_position().await;
     let hoses = [a.clone(), b.clone()].map(|mut c| {
         let seen = Arc::new(std::sync::Mutex::new(Vec::<pb::GameEvent>::new()));
         let into = seen.clone();

@@ -393,6 +393,17 @@ pub fn test_postgres_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
+/// The highest firehose position in the tests' PostgreSQL: a test that reads every game's
+/// events starts there, past what earlier runs left.
+pub async fn postgres_position() -> u64 {
+    let pool = sqlx::PgPool::connect(&test_postgres_url()).await.unwrap();
+    let (max,): (Option<i64>,) = sqlx::query_as("SELECT MAX(pos) FROM unoflip_events")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    u64::try_from(max.unwrap_or(0)).unwrap()
+}
+
 /// The PostgreSQL of the tests: `UNOFLIP_TEST_POSTGRES`, else the local server CI starts. Without
 /// one a test says so and skips, except under CI (`CI` set), where it must run.
 pub async fn test_postgres() -> Option<unoflip::store::PostgresStore> {
