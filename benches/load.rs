@@ -209,9 +209,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .filter(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
                     .collect();
                 let action = if !plays.is_empty() && rng.random_bool(0.9) {
-                    *plays[rng.random_range(0..plays.len())]
+                    plays[rng.random_range(0..plays.len())].clone()
                 } else {
-                    legal[rng.random_range(0..legal.len())]
+                    legal[rng.random_range(0..legal.len())].clone()
                 };
                 if interval_ns > 0 {
                     let slot =

@@ -364,7 +364,7 @@ impl Table {
         };
         let request = seat.request(pb::SubmitActionRequest {
             game: seat.game.clone(),
-            action: Some(*action),
+            action: Some(action.clone()),
             request_id: format!("play-{}-{}", prompt.version, line),
             expected_version: Some(prompt.version),
         });
@@ -482,6 +482,7 @@ impl Table {
                 self.who(s.with)
             ),
             E::HandsPassed(_) => "every hand passed to the next player".into(),
+            E::WentOut(w) => format!("{} went out; the round goes on", self.who(w.seat)),
             E::Flipped(_) => "the table flipped".into(),
             E::CardsDrawn(d) => {
                 let cards: Vec<String> = d.cards.iter().map(|c| self.card(c)).collect();
@@ -526,12 +527,17 @@ impl Table {
             }
             E::RoundEnded(r) => {
                 let result = r.result.clone().unwrap_or_default();
-                format!(
+                let mut line = format!(
                     "round {} won by {}; totals {:?}",
                     result.round,
                     self.who(result.winner),
                     result.totals
-                )
+                );
+                if result.order.len() > 1 {
+                    let order: Vec<String> = result.order.iter().map(|s| self.who(*s)).collect();
+                    let _ = write!(line, "; finishing order {}", order.join(", "));
+                }
+                line
             }
             E::MatchEnded(m) => {
                 let winners: Vec<String> = m.winners.iter().map(|w| self.who(*w)).collect();
@@ -545,6 +551,9 @@ impl Table {
         match &action.kind {
             Some(A::PlayCard(p)) => {
                 let mut line = format!("play {}", self.card_by_id(p.card));
+                for &more in &p.more_cards {
+                    let _ = write!(line, " and {}", self.card_by_id(more));
+                }
                 if p.color != 0 {
                     let _ = write!(line, ", declare {}", self.color_name(p.color));
                 }

@@ -102,7 +102,7 @@ async fn play(
                     .iter()
                     .find(|a| !matches!(a.kind, Some(pb::action::Kind::CatchUno(_))))
             })
-            .copied()
+            .cloned()
         else {
             continue;
         };

@@ -64,7 +64,8 @@ fn f_end_1_3_6_the_round_ends_on_the_last_card_and_the_winner_scores_the_other_h
             winner: 1,
             hand_points: hand_points.clone(),
             points: vec![0, total, 0, 0],
-            totals: vec![0, total, 0, 0]
+            totals: vec![0, total, 0, 0],
+            order: vec![1],
         }
     );
     assert_eq!(hand_points[1], 0);
@@ -232,6 +233,7 @@ fn f_end_7_equal_lowest_totals_win_together() {
         hand_points: vec![0, 6, 0],
         points: vec![0, 6, 0],
         totals: vec![0, 6, 0],
+        order: vec![0],
     });
     let _ = game;
     let mut game = Game::replay(&log).unwrap();

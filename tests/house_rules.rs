@@ -1,5 +1,5 @@
-//! House rules played so far: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO], [H-JUMP], [H-SEVEN0] and
-//! [H-STACK]. The others are refused at game creation with HOUSE_RULE_UNSUPPORTED, naming the rule.
+//! The house rules, each from an exact position: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO],
+//! [H-JUMP], [H-SEVEN0], [H-STACK], [H-MULTI] and [H-LAST].
 
 mod common;
 
@@ -161,43 +161,32 @@ fn without_drawmatch_a_draw_is_one_card() {
     assert_eq!(game.legal_actions(1), vec![Action::Keep]);
 }
 
-/// The rules not played yet are refused by name when the game is set up.
+/// Every combination of the eight house rules is a game, on both decks. [H-SEVEN0] on the UNO
+/// Flip deck, which has no 0, plays its 7s only; [H-LAST] with two seats ends the round when the
+/// first seat goes out, as without it.
 #[test]
-fn unplayed_house_rules_are_refused_at_setup() {
-    for (house, id) in [
-        (
-            HouseRules {
-                multi: true,
-                ..HouseRules::default()
-            },
-            "H-MULTI",
-        ),
-        (
-            HouseRules {
-                play_to_last: true,
-                ..HouseRules::default()
-            },
-            "H-LAST",
-        ),
-    ] {
-        let setup = Setup {
-            options: with(house),
-            ..Setup::new(Ruleset::Flip, 4)
+fn every_combination_of_house_rules_is_accepted_at_setup() {
+    for bits in 0u32..256 {
+        let on = |i: u32| bits & (1 << i) != 0;
+        let house = HouseRules {
+            stacking: on(0),
+            jump_in: on(1),
+            seven_zero: on(2),
+            draw_to_match: on(3),
+            multi: on(4),
+            false_uno: on(5),
+            strict_wild_draw: on(6),
+            play_to_last: on(7),
         };
-        assert_eq!(
-            setup.check(),
-            Err(SetupError::HouseRuleUnsupported { rule: id })
-        );
+        for ruleset in [Ruleset::Flip, Ruleset::Classic] {
+            let setup = Setup {
+                options: with(house),
+                ..Setup::new(ruleset, 3)
+            };
+            assert_eq!(setup.check(), Ok(()), "{house:?}");
+            assert_eq!(house.enabled().len(), bits.count_ones() as usize);
+        }
     }
-    let played = Setup {
-        options: with(HouseRules {
-            strict_wild_draw: true,
-            draw_to_match: true,
-            ..HouseRules::default()
-        }),
-        ..Setup::new(Ruleset::Classic, 4)
-    };
-    assert_eq!(played.check(), Ok(()));
 }
 
 const FALSE_UNO: HouseRules = HouseRules {
@@ -697,4 +686,435 @@ fn without_stack_a_draw_one_is_taken_at_once() {
     act(&mut game, 1, plain(h1[0]));
     assert_turn(&game, 3);
     assert_eq!(game.hand(2).len(), 3);
+}
+
+const MULTI: HouseRules = HouseRules {
+    multi: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+const LAST: HouseRules = HouseRules {
+    play_to_last: true,
+    strict_wild_draw: false,
+    ..STRICT
+};
+
+/// [H-MULTI]: several cards played in one action.
+fn many(cards: &[CardId]) -> Action {
+    Action::PlayMany {
+        cards: Cards::new(cards).unwrap(),
+        uno: false,
+    }
+}
+
+/// A UNO Flip table of four, seat 1 to play on a red 5, holding `hand1`; every other seat holds
+/// one plain card, so that nobody else can go out by accident of the arrangement.
+fn table_of_four(house: HouseRules, hand1: &[&str], draw: &[&str]) -> (Game, Vec<CardId>) {
+    let mut t = Table::flip(4).options(with(house));
+    let top = t.card("red 5");
+    let hand: Vec<CardId> = hand1.iter().map(|s| t.card(s)).collect();
+    let pile: Vec<CardId> = draw.iter().map(|s| t.card(s)).collect();
+    let others = t.cards(["green 3", "yellow 4", "blue 6"]);
+    t.hand(1, &hand)
+        .hand(0, &others[..1])
+        .hand(2, &others[1..2])
+        .hand(3, &others[2..])
+        .top(top)
+        .draw(&pile);
+    let (game, _) = t.position(1, None);
+    (game, hand)
+}
+
+// [H-MULTI]
+#[test]
+fn h_multi_two_skips_skip_two_seats_and_the_last_card_ends_on_top() {
+    let (mut game, h) = table_of_four(MULTI, &["red skip", "red skip", "blue 4"], &[]);
+    let legal = game.legal_actions(1);
+    assert!(legal.contains(&many(&[h[0], h[1]])), "{legal:?}");
+    assert!(legal.contains(&many(&[h[1], h[0]])), "{legal:?}");
+    assert!(legal.contains(&plain(h[0])));
+    let events = act(&mut game, 1, many(&[h[1], h[0]]));
+    assert_eq!(
+        events,
+        vec![
+            Event::CardPlayed {
+                seat: 1,
+                card: h[1],
+                color: None,
+                uno: false
+            },
+            Event::CardPlayed {
+                seat: 1,
+                card: h[0],
+                color: None,
+                uno: false
+            },
+            Event::TurnStarted { seat: 0 },
+        ]
+    );
+    assert_eq!(game.hand(1), &h[2..]);
+    assert_eq!(
+        &game.discard_pile()[game.discard_pile().len() - 2..],
+        &[h[1], h[0]]
+    );
+    assert_eq!(game.color(), Some(Color::Red));
+    assert_eq!(game.direction(), Direction::Clockwise);
+    assert_turn(&game, 0);
+    assert_conserved(&game);
+}
+
+// [H-MULTI]
+#[test]
+fn h_multi_two_draw_ones_make_the_next_seat_draw_two() {
+    let (mut game, h) = table_of_four(
+        MULTI,
+        &["red draw-one", "red draw-one", "blue 4"],
+        &["green 8", "yellow 2"],
+    );
+    let pile = draw_top(&game, 2);
+    let hand2 = game.hand(2).to_vec();
+    act(&mut game, 1, many(&[h[0], h[1]]));
+    assert_eq!(game.hand(2), [hand2, pile].concat().as_slice());
+    assert_eq!(game.hand(1), &h[2..]);
+    assert_eq!(game.top_card(), Some(h[1]));
+    assert_turn(&game, 3);
+    assert_conserved(&game);
+}
+
+// [H-MULTI]
+#[test]
+fn h_multi_two_reverses_reverse_twice() {
+    let (mut game, h) = table_of_four(MULTI, &["red reverse", "red reverse", "blue 4"], &[]);
+    let events = act(&mut game, 1, many(&[h[0], h[1]]));
+    assert_eq!(
+        events[2..],
+        [
+            Event::DirectionReversed,
+            Event::DirectionReversed,
+            Event::TurnStarted { seat: 2 }
+        ]
+    );
+    assert_eq!(game.direction(), Direction::Clockwise);
+    assert_turn(&game, 2);
+}
+
+// [H-MULTI]
+#[test]
+fn h_multi_two_flips_flip_twice_back_to_the_light_side() {
+    let (mut game, h) = table_of_four(MULTI, &["red flip", "red flip", "blue 4"], &[]);
+    let events = act(&mut game, 1, many(&[h[0], h[1]]));
+    assert_eq!(
+        events[2..],
+        [
+            Event::Flipped,
+            Event::Flipped,
+            Event::TurnStarted { seat: 2 }
+        ]
+    );
+    assert_eq!(game.side(), Side::Light);
+    assert_eq!(game.top_card(), Some(h[1]));
+    assert_eq!(game.color(), Some(Color::Red));
+    assert_turn(&game, 2);
+    assert_conserved(&game);
+}
+
+// [H-MULTI] with [H-STACK], classic: two Draw Twos pend four; a third passes six on.
+#[test]
+fn h_multi_classic_two_draw_twos_stack_four() {
+    let house = HouseRules {
+        stacking: true,
+        ..MULTI
+    };
+    let mut t = Table::classic(3).options(with(house));
+    let top = t.card("red 5");
+    let h = t.cards(["red draw-two", "red draw-two", "blue 4"]);
+    let h2 = t.cards(["green draw-two", "yellow 1"]);
+    let h0 = t.cards(["green 9"]);
+    t.hand(1, &h).hand(2, &h2).hand(0, &h0).top(top);
+    let (mut game, _) = t.position(1, None);
+    act(&mut game, 1, many(&[h[0], h[1]]));
+    match game.phase() {
+        Phase::Penalty(p) => assert_eq!((p.from, p.card, p.total), (1, h[1], 4)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(game.turn(), 2);
+    // One card per turn on a stack: seat 2 passes it on with one Draw Two, not two.
+    play(&mut game, 2, h2[0]);
+    match game.phase() {
+        Phase::Penalty(p) => assert_eq!(p.total, 6),
+        other => panic!("{other:?}"),
+    }
+    let six = draw_top(&game, 6);
+    act(&mut game, 0, Action::Accept);
+    assert_eq!(game.hand(0), [h0.to_vec(), six].concat().as_slice());
+    assert_turn(&game, 1);
+    assert_conserved(&game);
+}
+
+// [H-MULTI]: what may not be played together is refused, and nothing changes.
+#[test]
+fn h_multi_refuses_cards_that_are_not_identical() {
+    let (mut game, h) = table_of_four(
+        MULTI,
+        &["red 7", "blue 7", "wild", "wild", "blue 4", "blue 4"],
+        &["green 8"],
+    );
+    assert_refused(&mut game, 1, many(&[h[0], h[1]]), "CARDS_NOT_IDENTICAL");
+    assert_refused(&mut game, 1, many(&[h[2], h[3]]), "CARDS_NOT_IDENTICAL");
+    assert_refused(&mut game, 1, many(&[h[0]]), "CARDS_NOT_IDENTICAL");
+    assert_refused(&mut game, 1, many(&[h[4], h[4]]), "CARD_NOT_IN_HAND");
+    assert_refused(&mut game, 1, many(&[h[4], h[5]]), "CARD_DOES_NOT_MATCH");
+    let uno = Action::PlayMany {
+        cards: Cards::new(&[h[4], h[5]]).unwrap(),
+        uno: true,
+    };
+    assert_refused(&mut game, 1, uno, "UNO_NOT_DUE");
+    assert_refused(&mut game, 2, many(&[h[4], h[5]]), "NOT_YOUR_TURN");
+    act(&mut game, 1, Action::Draw);
+    assert_refused(
+        &mut game,
+        1,
+        many(&[h[4], h[5]]),
+        "ONLY_DRAWN_CARD_PLAYABLE",
+    );
+    // Without the rule, several cards are refused by name.
+    let (mut plain_game, h) = table_of_four(HouseRules::default(), &["red 2", "red 2"], &[]);
+    assert!(
+        !plain_game
+            .legal_actions(1)
+            .iter()
+            .any(|a| matches!(a, Action::PlayMany { .. }))
+    );
+    assert_refused(&mut plain_game, 1, many(&[h[0], h[1]]), "MULTI_PLAY_OFF");
+}
+
+// [H-MULTI]: a pair that empties the hand ends the round; with one card left, UNO may be called.
+#[test]
+fn h_multi_a_pair_can_call_uno_or_go_out() {
+    let (mut game, h) = table_of_four(MULTI, &["red 2", "red 2", "blue 4"], &[]);
+    let uno = Action::PlayMany {
+        cards: Cards::new(&[h[0], h[1]]).unwrap(),
+        uno: true,
+    };
+    assert!(game.legal_actions(1).contains(&uno));
+    act(&mut game, 1, uno);
+    assert_eq!(game.uno_exposed(), None);
+    let (mut game, h) = table_of_four(MULTI, &["red 2", "red 2"], &[]);
+    let events = act(&mut game, 1, many(&[h[0], h[1]]));
+    assert!(
+        matches!(events[2], Event::RoundEnded { winner: 1, .. }),
+        "{events:?}"
+    );
+    assert_eq!(game.scores()[1], 3 + 4 + 6);
+}
+
+// [H-MULTI] with [H-SEVEN0]: a 7 is a number, not an action card: two 7s swap hands once.
+#[test]
+fn h_multi_two_sevens_swap_once() {
+    let house = HouseRules {
+        seven_zero: true,
+        ..MULTI
+    };
+    let (mut game, h) = table_of_four(house, &["red 7", "red 7", "blue 4"], &[]);
+    let events = act(&mut game, 1, many(&[h[0], h[1]]));
+    assert_eq!(events[2..], [Event::SwapRequested { seat: 1, then: 2 }]);
+    let hand3 = game.hand(3).to_vec();
+    act(&mut game, 1, Action::Swap { seat: 3 });
+    assert_eq!(game.hand(1), hand3.as_slice());
+    assert_eq!(game.hand(3), &h[2..]);
+    assert_turn(&game, 2);
+}
+
+// [H-LAST]
+#[test]
+fn h_last_a_seat_that_goes_out_leaves_the_round_which_goes_on() {
+    let (mut game, h) = table_of_four(LAST, &["red 9"], &[]);
+    let (h0, h2, h3) = (game.hand(0)[0], game.hand(2)[0], game.hand(3)[0]);
+    let events = play(&mut game, 1, h[0]);
+    assert_eq!(
+        events[1..],
+        [Event::WentOut { seat: 1 }, Event::TurnStarted { seat: 2 }]
+    );
+    assert_eq!(game.out(), &[1]);
+    assert_eq!(game.scores(), &[0, 0, 0, 0]);
+    assert!(game.legal_actions(1).is_empty());
+    assert_refused(&mut game, 1, Action::Draw, "OUT_OF_ROUND");
+    let view = game.view(Viewer::Spectator);
+    let places: Vec<usize> = view.players.iter().map(|p| p.out_place).collect();
+    assert_eq!(places, vec![0, 1, 0, 0]);
+    // Play passes over the seat that went out: 2, 3, 0, then 2 again.
+    act(&mut game, 2, Action::Draw);
+    act(&mut game, 2, Action::Keep);
+    assert_turn(&game, 3);
+    act(&mut game, 3, Action::Draw);
+    act(&mut game, 3, Action::Keep);
+    assert_turn(&game, 0);
+    act(&mut game, 0, Action::Draw);
+    act(&mut game, 0, Action::Keep);
+    assert_turn(&game, 2);
+    assert_eq!(game.hand(0)[0], h0);
+    assert_eq!((game.hand(2)[0], game.hand(3)[0]), (h2, h3));
+    assert_conserved(&game);
+}
+
+// [H-LAST]: the round ends when one seat is left; the order is the result, and the first out
+// scores the hands left [F-END-6].
+#[test]
+fn h_last_the_round_ends_with_one_seat_left_and_the_first_out_scores() {
+    let mut t = Table::flip(3).options(with(LAST));
+    let top = t.card("red 5");
+    let [a, b, c, d] = t.cards(["red 9", "red 8", "blue 7", "green 6"]);
+    t.hand(1, &[a]).hand(2, &[b]).hand(0, &[c, d]).top(top);
+    let (mut game, _) = t.position(1, None);
+    play(&mut game, 1, a);
+    assert_turn(&game, 2);
+    let events = play(&mut game, 2, b);
+    assert_eq!(
+        events[1],
+        Event::RoundEnded {
+            round: 1,
+            winner: 1,
+            hand_points: vec![13, 0, 0],
+            points: vec![0, 13, 0],
+            totals: vec![0, 13, 0],
+            order: vec![1, 2, 0],
+        }
+    );
+    assert_eq!(
+        game.last_round().map(|r| r.order.clone()),
+        Some(vec![1, 2, 0])
+    );
+    assert!(game.out().is_empty(), "a new round deals everyone in");
+}
+
+// [H-LAST] with alternative scoring [F-END-7]: everyone scores their own hand; those out score 0.
+#[test]
+fn h_last_alternative_scoring_counts_the_hand_left() {
+    let mut t = Table::flip(3).options(Options {
+        scoring: Scoring::Alternative,
+        ..with(LAST)
+    });
+    let top = t.card("red 5");
+    let [a, b, c] = t.cards(["red 9", "red 8", "blue 7"]);
+    t.hand(1, &[a]).hand(2, &[b]).hand(0, &[c]).top(top);
+    let (mut game, _) = t.position(1, None);
+    play(&mut game, 1, a);
+    let events = play(&mut game, 2, b);
+    assert!(
+        matches!(&events[1], Event::RoundEnded { points, order, .. }
+            if *points == vec![7, 0, 0] && *order == vec![1, 2, 0]),
+        "{events:?}"
+    );
+}
+
+// [H-LAST]: a draw card going out makes the next seat draw at once (no stacking, [F-END-2]).
+#[test]
+fn h_last_a_last_draw_card_makes_the_next_seat_draw_at_once() {
+    let house = HouseRules {
+        stacking: true,
+        ..LAST
+    };
+    let (mut game, h) = table_of_four(house, &["red draw-one"], &["green 8"]);
+    let pile = draw_top(&game, 1);
+    let hand2 = game.hand(2).to_vec();
+    let events = play(&mut game, 1, h[0]);
+    assert_eq!(events[1], Event::WentOut { seat: 1 });
+    assert_eq!(game.hand(2), [hand2, pile].concat().as_slice());
+    assert_turn(&game, 3);
+    assert_conserved(&game);
+}
+
+// [H-LAST]: a last Reverse with two seats left reverses; play goes on from the seat before.
+#[test]
+fn h_last_a_last_reverse_turns_play_around() {
+    let mut t = Table::flip(3).options(with(LAST));
+    let top = t.card("red 5");
+    let [a, b, c] = t.cards(["red reverse", "blue 8", "blue 7"]);
+    t.hand(1, &[a]).hand(2, &[b]).hand(0, &[c]).top(top);
+    let (mut game, _) = t.position(1, None);
+    let events = play(&mut game, 1, a);
+    assert_eq!(
+        events[1..],
+        [
+            Event::WentOut { seat: 1 },
+            Event::DirectionReversed,
+            Event::TurnStarted { seat: 0 }
+        ]
+    );
+    assert_eq!(game.direction(), Direction::CounterClockwise);
+    // Two seats are left: the next after 0 is 2, passing over 1.
+    assert_eq!(game.next_seat(0), 2);
+}
+
+// [H-LAST] with [H-SEVEN0] (classic): nobody swaps with a seat that went out, and hands pass
+// among the seats still in.
+#[test]
+fn h_last_swaps_and_passes_leave_out_seats_alone() {
+    let house = HouseRules {
+        seven_zero: true,
+        ..LAST
+    };
+    let mut t = Table::classic(4).options(with(house));
+    let top = t.card("red 5");
+    let [a, s7, x2, z0, x3, x0] =
+        t.cards(["red 9", "red 7", "blue 2", "red 0", "blue 3", "green 1"]);
+    t.hand(1, &[a])
+        .hand(2, &[s7, x2])
+        .hand(3, &[z0, x3])
+        .hand(0, &[x0])
+        .top(top);
+    let (mut game, _) = t.position(1, None);
+    play(&mut game, 1, a);
+    play(&mut game, 2, s7);
+    // Seat 2 holds one card and may still call UNO; it may swap with 0 or 3, not with 1.
+    assert_eq!(
+        game.legal_actions(2),
+        vec![
+            Action::CallUno,
+            Action::Swap { seat: 0 },
+            Action::Swap { seat: 3 }
+        ]
+    );
+    assert_refused(&mut game, 2, Action::Swap { seat: 1 }, "OUT_OF_ROUND");
+    act(&mut game, 2, Action::Swap { seat: 0 });
+    assert_eq!((game.hand(2), game.hand(0)), (&[x0][..], &[x2][..]));
+    assert_turn(&game, 3);
+    play(&mut game, 3, z0);
+    // Clockwise among 0, 2, 3: 3's hand goes to 0, 0's to 2, 2's to 3; seat 1 stays out.
+    assert!(game.hand(1).is_empty());
+    assert_eq!(game.hand(0), &[x3]);
+    assert_eq!(game.hand(2), &[x2]);
+    assert_eq!(game.hand(3), &[x0]);
+    assert_turn(&game, 0);
+    assert_conserved(&game);
+}
+
+// [H-LAST] with [H-FALSEUNO]: a seat that went out calls and catches nothing, and is not caught.
+#[test]
+fn h_last_out_seats_take_no_part_in_uno_calls() {
+    let house = HouseRules {
+        false_uno: true,
+        ..LAST
+    };
+    let (mut game, h) = table_of_four(house, &["red 9"], &[]);
+    play(&mut game, 1, h[0]);
+    assert!(game.legal_actions(1).is_empty());
+    assert!(!game.legal_actions(2).contains(&Action::Catch { seat: 1 }));
+    assert_refused(&mut game, 1, Action::CallUno, "OUT_OF_ROUND");
+}
+
+// [H-LAST] with two seats: the first out leaves one seat, so the round ends as without the rule.
+#[test]
+fn h_last_with_two_seats_ends_at_the_first_out() {
+    let mut t = Table::flip(2).options(with(LAST));
+    let top = t.card("red 5");
+    let [a, c] = t.cards(["red 9", "blue 7"]);
+    t.hand(1, &[a]).hand(0, &[c]).top(top);
+    let (mut game, _) = t.position(1, None);
+    let events = play(&mut game, 1, a);
+    assert!(
+        matches!(&events[1], Event::RoundEnded { winner: 1, order, .. } if *order == vec![1, 0]),
+        "{events:?}"
+    );
 }

@@ -29,7 +29,15 @@ fn arbitrary_action(rng: &mut SmallRng, seats: usize) -> Action {
         Color::Purple,
     ];
     let color = colors[rng.random_range(0..8)];
-    match rng.random_range(0..8) {
+    match rng.random_range(0..9) {
+        8 => {
+            let n = rng.random_range(1..=MAX_TOGETHER);
+            let ids: Vec<CardId> = (0..n).map(|_| CardId(rng.random_range(0..120))).collect();
+            Action::PlayMany {
+                cards: Cards::new(&ids).expect("at most MAX_TOGETHER"),
+                uno: rng.random_bool(0.2),
+            }
+        }
         0 | 1 => Action::Play {
             card: CardId(rng.random_range(0..120)),
             color: if rng.random_bool(0.5) {
@@ -219,7 +227,8 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         jump_in: rng.random_bool(0.3),
         seven_zero: rng.random_bool(0.3),
         stacking: rng.random_bool(0.3),
-        ..HouseRules::default()
+        multi: rng.random_bool(0.3),
+        play_to_last: rng.random_bool(0.3),
     };
     let setup = Setup {
         options: Options {
@@ -234,8 +243,10 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
     // Half the matches prefer playing to drawing. Under draw-to-match and false UNO every match
     // does: there a uniformly random player gains cards faster than it sheds them (each draw
     // brings several, each wrong call two) until every card is in a hand, and its rounds run on
-    // for tens of thousands of moves without being stuck.
-    let eager = house.draw_to_match || house.false_uno || rng.random_bool(0.5);
+    // for tens of thousands of moves without being stuck. Under play-to-the-last a round lasts
+    // until all but one seat have gone out, so there too every match prefers playing.
+    let eager =
+        house.draw_to_match || house.false_uno || house.play_to_last || rng.random_bool(0.5);
     let mut steps = 0;
     let mut round = game.round();
     while !game.is_over() {
@@ -246,6 +257,13 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         steps += 1;
         assert!(steps < MAX_STEPS, "round {round} did not end");
         assert_conserved(&game);
+        // [H-LAST]: a seat that went out holds nothing and plays no more this round; it is
+        // only asked for the color its last card, a Flip, calls for.
+        for &out in game.out() {
+            assert!(game.hand(out).is_empty(), "seat {out} went out");
+            assert!(game.turn() != out || matches!(game.phase(), Phase::ChooseColor { .. }));
+        }
+        assert!(game.players_in() >= 2 || game.is_over());
         // Sometimes an out-of-turn seat acts (UNO calls and catches).
         let seat = if rng.random_bool(0.2) {
             rng.random_range(0..seats)
@@ -287,7 +305,7 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         let plays: Vec<Action> = legal
             .iter()
             .copied()
-            .filter(|a| matches!(a, Action::Play { .. }))
+            .filter(|a| matches!(a, Action::Play { .. } | Action::PlayMany { .. }))
             .collect();
         let action = if eager && !plays.is_empty() && rng.random_bool(0.8) {
             plays[rng.random_range(0..plays.len())]
@@ -304,6 +322,17 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         assert_eq!(decided, events);
         let mut folded = before;
         for event in &events {
+            // [H-LAST]: every seat is in the finishing order, the winner first.
+            if let Event::RoundEnded { winner, order, .. } = event {
+                assert_eq!(order.first(), Some(winner));
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                if house.play_to_last {
+                    assert_eq!(sorted, (0..seats).collect::<Vec<_>>());
+                } else {
+                    assert_eq!(order, &vec![*winner]);
+                }
+            }
             folded.apply(event);
             let viewer = if rng.random_bool(0.5) {
                 Viewer::Spectator
@@ -434,7 +463,9 @@ fn arbitrary_event(rng: &mut SmallRng) -> Event {
     } else {
         Side::Dark
     })[rng.random_range(0..4)];
-    match rng.random_range(0..16) {
+    match rng.random_range(0..18) {
+        16 => Event::WentOut { seat: seat(rng) },
+        17 => Event::HandsPassed,
         0 => Event::DealerChosen {
             draws: vec![],
             dealer: seat(rng),
@@ -493,6 +524,7 @@ fn arbitrary_event(rng: &mut SmallRng) -> Event {
             hand_points: vec![],
             points: vec![],
             totals: vec![1; seat(rng)],
+            order: vec![seat(rng)],
         },
         13 if rng.random_bool(0.05) => Event::MatchEnded {
             winners: vec![seat(rng)],

@@ -43,6 +43,63 @@ pub enum Action {
         /// The other seat.
         seat: Seat,
     },
+    /// [H-MULTI]: play several identical colored cards (same color and face on the active side)
+    /// in one action, in the order given: the last ends on top. The first must match the pile.
+    /// `uno` calls UNO with the play, allowed when it leaves one card.
+    PlayMany {
+        /// The cards, two or more.
+        cards: Cards,
+        /// Call UNO with this play.
+        uno: bool,
+    },
+}
+
+/// The most cards one [`Action::PlayMany`] carries: no deck holds more identical cards.
+pub const MAX_TOGETHER: usize = 4;
+
+/// The cards of one [`Action::PlayMany`], in the order played. A plain value (no allocation), so
+/// an [`Action`] stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "Vec<CardId>", try_from = "Vec<CardId>")]
+pub struct Cards {
+    len: u8,
+    ids: [CardId; MAX_TOGETHER],
+}
+
+impl Cards {
+    /// The list of `ids`, or `None` when there are more than [`MAX_TOGETHER`].
+    pub fn new(ids: &[CardId]) -> Option<Cards> {
+        let mut cards = Cards {
+            len: u8::try_from(ids.len()).ok()?,
+            ids: [CardId(0); MAX_TOGETHER],
+        };
+        cards.ids.get_mut(..ids.len())?.copy_from_slice(ids);
+        Some(cards)
+    }
+
+    /// The cards, in the order played.
+    pub fn as_slice(&self) -> &[CardId] {
+        self.ids.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+impl std::fmt::Debug for Cards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl From<Cards> for Vec<CardId> {
+    fn from(cards: Cards) -> Vec<CardId> {
+        cards.as_slice().to_vec()
+    }
+}
+
+impl TryFrom<Vec<CardId>> for Cards {
+    type Error = String;
+    fn try_from(ids: Vec<CardId>) -> Result<Cards, String> {
+        Cards::new(&ids).ok_or_else(|| format!("at most {MAX_TOGETHER} cards are played together"))
+    }
 }
 
 /// Why an action was refused. The game is unchanged.
@@ -164,6 +221,24 @@ pub enum RuleError {
     /// [H-STRICT]: wild draws are never bluffs, so there is nothing to challenge.
     #[error("wild draws cannot be challenged in this game (strict wild draws)")]
     ChallengeNotOffered,
+    /// [H-MULTI]: several cards in one action need the house rule.
+    #[error("playing several cards at once needs the H-MULTI house rule")]
+    MultiPlayOff,
+    /// [H-MULTI]: cards played together are identical colored cards, two or more, each once.
+    #[error(
+        "card {card} cannot be played with the others: cards played together are two or more \
+         different cards of the same color and face (wilds have no color)"
+    )]
+    NotIdentical {
+        /// The first card that differs.
+        card: CardId,
+    },
+    /// [H-LAST]: a seat that went out takes no part in the rest of the round.
+    #[error("seat {seat} has gone out; the round goes on without it")]
+    OutOfRound {
+        /// The seat that went out.
+        seat: Seat,
+    },
 }
 
 impl RuleError {
@@ -196,6 +271,9 @@ impl RuleError {
             RuleError::CannotStack { .. } => "CARD_DOES_NOT_STACK",
             RuleError::NoSwapPending => "NO_SWAP_PENDING",
             RuleError::CannotSwapWithYourself => "CANNOT_SWAP_WITH_YOURSELF",
+            RuleError::MultiPlayOff => "MULTI_PLAY_OFF",
+            RuleError::NotIdentical { .. } => "CARDS_NOT_IDENTICAL",
+            RuleError::OutOfRound { .. } => "OUT_OF_ROUND",
         }
     }
 }

@@ -106,8 +106,9 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                 if seat != self.game.turn {
                     self.emit(Event::TurnStarted { seat });
                 }
-                self.play(seat, card, color, uno);
+                self.play(seat, &[card], color, uno);
             }
+            Action::PlayMany { cards, uno } => self.play(seat, cards.as_slice(), None, uno),
             Action::Draw => self.draw_on_turn(seat),
             Action::Keep => {
                 self.emit(Event::DrawnCardKept { seat });

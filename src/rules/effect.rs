@@ -9,37 +9,82 @@ use super::event::{DrawCause, Event};
 use super::setup::Scoring;
 use super::state::Phase;
 
+/// A play being carried out: who played which cards, of which kind, and what stood before it.
+struct Played<'a> {
+    seat: Seat,
+    /// One card, or several identical ones [H-MULTI].
+    cards: &'a [CardId],
+    kind: Kind,
+    /// [H-STACK]: cards stacked on the penalty before this play.
+    stacked: u32,
+    /// [F-CHAL-2]: the color current before the play, and whether the player held it.
+    previous_color: Color,
+    guilty: bool,
+}
+
+impl Played<'_> {
+    /// [H-MULTI]: the penalty cards of the draw cards played after the first.
+    fn more_penalty(&self) -> usize {
+        let each = usize::try_from(self.kind.penalty_cards()).unwrap_or(0);
+        each * self.cards.len().saturating_sub(1)
+    }
+}
+
 /// Safety bound on first-discard resolution ([F-START-5], [F-START-6] may repeat); never reached
 /// in practice, it only guarantees that starting a round terminates.
 const MAX_STARTER_TURNS: usize = 1000;
 
 impl<R: Rng + ?Sized> Exec<'_, R> {
-    /// Plays `card` from `seat`'s hand, then applies its effect or ends the round.
-    pub(super) fn play(&mut self, seat: Seat, card: CardId, color: Option<Color>, uno: bool) {
+    /// Plays `cards` from `seat`'s hand in order (one card, or several identical ones under
+    /// [H-MULTI]), then applies their effect or ends the round.
+    pub(super) fn play(&mut self, seat: Seat, cards: &[CardId], color: Option<Color>, uno: bool) {
+        let Some(&card) = cards.last() else {
+            return;
+        };
         // [F-CHAL-2]: guilt is judged on the hand and color at the moment of the play.
-        let previous_color = self.game.color;
+        let previous_color = self.game.color.unwrap_or(Color::Red);
         let guilty = self.game.holds_current_color(seat);
         // [H-STACK]: cards already stacked on the penalty this card passes on.
         let stacked = match self.game.phase {
             Phase::Penalty(p) => p.total,
             _ => 0,
         };
-        self.emit(Event::CardPlayed {
-            seat,
-            card,
-            color,
-            uno,
-        });
-        let kind = self.game.face(card).kind;
-        if self.game.hand(seat).is_empty() {
-            self.end_round(seat, kind, stacked);
-            return;
+        for (i, &played) in cards.iter().enumerate() {
+            self.emit(Event::CardPlayed {
+                seat,
+                card: played,
+                color,
+                uno: uno && i + 1 == cards.len(),
+            });
         }
+        let played = Played {
+            seat,
+            cards,
+            kind: self.game.face(card).kind,
+            stacked,
+            previous_color,
+            guilty,
+        };
+        if !self.game.hand(seat).is_empty() {
+            self.effect(&played);
+        } else if self.game.options.house.play_to_last && self.game.players_in() > 2 {
+            // [H-LAST]: the round goes on without the seat.
+            self.emit(Event::WentOut { seat });
+            self.last_card_effect(&played);
+        } else {
+            self.end_round(&played);
+        }
+    }
+
+    /// What a played card does; under [H-MULTI] an action card's effect counts once per card.
+    fn effect(&mut self, p: &Played) {
+        let seat = p.seat;
         let next = self.game.next_seat(seat);
         let seven_zero = self.game.options.house.seven_zero;
-        match kind {
+        match p.kind {
             // [H-SEVEN0]: a 7 swaps hands with a seat of the player's choice; a 0 (classic)
-            // passes every hand on in the direction of play.
+            // passes every hand on in the direction of play. Numbers are not action cards:
+            // several 7s together swap once [H-MULTI].
             Kind::Number(7) if seven_zero => self.emit(Event::SwapRequested { seat, then: next }),
             Kind::Number(0) if seven_zero => {
                 self.emit(Event::HandsPassed);
@@ -48,81 +93,135 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             Kind::Number(_) | Kind::Wild => self.emit(Event::TurnStarted { seat: next }),
             // [H-STACK]: the next player takes it (with what was stacked) or passes it on.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive if self.game.options.house.stacking => {
-                self.emit(Event::PenaltyPending {
-                    seat: next,
-                    from: seat,
-                    card,
-                    previous_color: previous_color.unwrap_or(Color::Red),
-                    guilty: false,
-                });
+                for &card in p.cards {
+                    self.emit(Event::PenaltyPending {
+                        seat: next,
+                        from: seat,
+                        card,
+                        previous_color: p.previous_color,
+                        guilty: false,
+                    });
+                }
             }
             // [F-ACT-1], [F-ACT-7], [C-ACT-1]: the next player draws and loses the turn.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {
-                self.draw_penalty(next, kind, 0, DrawCause::Penalty);
+                self.draw_penalty(next, p.kind, p.more_penalty(), DrawCause::Penalty);
                 let after = self.game.next_seat(next);
                 self.emit(Event::TurnStarted { seat: after });
             }
             // [F-ACT-2], [F-ACT-8]: with two players a Reverse acts as a Skip.
-            Kind::Reverse if self.game.seats == 2 => self.emit(Event::TurnStarted { seat }),
-            Kind::Reverse => {
-                self.emit(Event::DirectionReversed);
-                let next = self.game.next_seat(seat);
-                self.emit(Event::TurnStarted { seat: next });
-            }
+            Kind::Reverse if self.game.players_in() == 2 => self.emit(Event::TurnStarted { seat }),
+            Kind::Reverse => self.reverse(p),
             // [F-ACT-3]: the next player loses the turn (with two, the player plays again).
-            Kind::Skip => {
-                let after = self.game.next_seat(next);
-                self.emit(Event::TurnStarted { seat: after });
-            }
+            Kind::Skip => self.skip(p),
             // [F-ACT-9]: everyone else loses the turn.
             Kind::SkipEveryone => self.emit(Event::TurnStarted { seat }),
-            // [F-ACT-6], [F-FLIP-4]: flip, then the next player plays on the new side, once the
-            // flipper has declared a color if the new top is a wild.
-            Kind::Flip => {
-                self.emit(Event::Flipped);
-                if self.game.color.is_none() {
-                    self.emit(Event::ColorRequested { seat, then: next });
-                } else {
-                    self.emit(Event::TurnStarted { seat: next });
-                }
-            }
+            Kind::Flip => self.flip(p),
             // [F-ACT-5], [F-ACT-11], [C-ACT-1]: the next player takes it or challenges [F-CHAL-1].
             Kind::WildDrawTwo | Kind::WildDrawFour | Kind::WildDrawColor => {
-                self.emit(Event::PenaltyPending {
-                    seat: next,
-                    from: seat,
-                    card,
-                    previous_color: previous_color.unwrap_or(Color::Red),
-                    guilty,
-                });
+                for &card in p.cards {
+                    self.emit(Event::PenaltyPending {
+                        seat: next,
+                        from: seat,
+                        card,
+                        previous_color: p.previous_color,
+                        guilty: p.guilty,
+                    });
+                }
             }
         }
     }
 
-    /// [F-END-1..3]: the round ends when `winner` plays the last card, a `kind`. A draw card still
-    /// makes the next player draw (no challenge: [F-CHAL-5]); a Flip still flips. Then hands are
-    /// scored on the active side.
-    fn end_round(&mut self, winner: Seat, kind: Kind, stacked: u32) {
-        let next = self.game.next_seat(winner);
-        match kind {
-            Kind::DrawOne
-            | Kind::DrawTwo
-            | Kind::DrawFive
-            | Kind::WildDrawTwo
-            | Kind::WildDrawFour
-            | Kind::WildDrawColor => {
-                let extra = usize::try_from(stacked).unwrap_or(0);
-                self.draw_penalty(next, kind, extra, DrawCause::Penalty);
-            }
-            Kind::Flip => self.emit(Event::Flipped),
-            _ => {}
+    /// [H-LAST]: what a seat's last card does when the round goes on without it. As at the end
+    /// of a round [F-END-2], a draw card makes the next player draw at once (no challenge,
+    /// [F-CHAL-5]; no stacking on it); a 7 or 0 swaps nothing; what would give the turn back to
+    /// the seat gives it to the next one.
+    fn last_card_effect(&mut self, p: &Played) {
+        let next = self.game.next_seat(p.seat);
+        if p.kind.is_draw() {
+            let extra = p.more_penalty() + usize::try_from(p.stacked).unwrap_or(0);
+            self.draw_penalty(next, p.kind, extra, DrawCause::Penalty);
+            let after = self.game.next_seat(next);
+            self.emit(Event::TurnStarted { seat: after });
+            return;
         }
-        self.score_round(winner);
+        match p.kind {
+            Kind::Reverse => self.reverse(p),
+            Kind::Skip => self.skip(p),
+            Kind::Flip => self.flip(p),
+            _ => self.emit(Event::TurnStarted { seat: next }),
+        }
+    }
+
+    /// [F-ACT-2], [F-ACT-8]: the direction reverses, once per card [H-MULTI].
+    fn reverse(&mut self, p: &Played) {
+        for _ in p.cards {
+            self.emit(Event::DirectionReversed);
+        }
+        let next = self.game.next_seat(p.seat);
+        self.emit(Event::TurnStarted { seat: next });
+    }
+
+    /// [F-ACT-3]: the next player loses the turn; under [H-MULTI] one more other player per
+    /// card (with two players, the player plays again however many).
+    fn skip(&mut self, p: &Played) {
+        let mut skipped = p.seat;
+        for _ in p.cards {
+            skipped = self.game.next_seat(skipped);
+            if skipped == p.seat {
+                skipped = self.game.next_seat(skipped);
+            }
+        }
+        let after = self.game.next_seat(skipped);
+        self.emit(Event::TurnStarted { seat: after });
+    }
+
+    /// [F-ACT-6], [F-FLIP-4]: flip (once per card, [H-MULTI]), then the next player plays on
+    /// the new side, once the flipper has declared a color if the new top is a wild.
+    fn flip(&mut self, p: &Played) {
+        for _ in p.cards {
+            self.emit(Event::Flipped);
+        }
+        let next = self.game.next_seat(p.seat);
+        if self.game.color.is_none() {
+            self.emit(Event::ColorRequested {
+                seat: p.seat,
+                then: next,
+            });
+        } else {
+            self.emit(Event::TurnStarted { seat: next });
+        }
+    }
+
+    /// [F-END-1..3]: the round ends when a seat plays its last card (under [H-LAST], when one
+    /// seat is left). A draw card still makes the next player draw (no challenge: [F-CHAL-5]);
+    /// a Flip still flips. Then hands are scored on the active side.
+    fn end_round(&mut self, p: &Played) {
+        let next = self.game.next_seat(p.seat);
+        if p.kind.is_draw() {
+            let extra = p.more_penalty() + usize::try_from(p.stacked).unwrap_or(0);
+            self.draw_penalty(next, p.kind, extra, DrawCause::Penalty);
+        } else if p.kind == Kind::Flip {
+            for _ in p.cards {
+                self.emit(Event::Flipped);
+            }
+        }
+        // [H-LAST]: the finishing order, the seat left last; the first out wins the round.
+        let mut order = self.game.out.clone();
+        order.push(p.seat);
+        if self.game.options.house.play_to_last {
+            let left: Vec<Seat> = (0..self.game.seats)
+                .filter(|s| !order.contains(s))
+                .collect();
+            order.extend(left);
+        }
+        self.score_round(order);
     }
 
     /// [F-END-3..8], [C-END-1]: scores the round, then ends the match or deals the next round.
-    fn score_round(&mut self, winner: Seat) {
+    fn score_round(&mut self, order: Vec<Seat>) {
         let game = &*self.game;
+        let winner = order.first().copied().unwrap_or(game.turn);
         let ruleset = game.ruleset();
         let hand_points: Vec<u32> = (0..game.seats)
             .map(|s| {
@@ -173,6 +272,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             hand_points,
             points,
             totals,
+            order,
         });
         if over {
             self.emit(Event::MatchEnded { winners });

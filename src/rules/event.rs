@@ -122,6 +122,12 @@ pub enum Event {
     /// [H-SEVEN0]: a 0 was played (classic): every hand passes to the next seat in the
     /// direction of play.
     HandsPassed,
+    /// [H-LAST]: `seat` played its last card and is out of the round, which goes on without it.
+    /// Seats go out in the order of these events.
+    WentOut {
+        /// Who went out.
+        seat: Seat,
+    },
     /// The direction of play reverses [F-ACT-2].
     DirectionReversed,
     /// The table flips [F-FLIP-2]: both piles and every hand are turned over; the new top
@@ -209,6 +215,10 @@ pub enum Event {
         points: Vec<u32>,
         /// Each seat's total after this round.
         totals: Vec<u32>,
+        /// [H-LAST]: the seats in the order they went out, the one left last; otherwise just the
+        /// winner.
+        #[serde(default)]
+        order: Vec<Seat>,
     },
     /// The match is over; `winners` are the seats that won it (several on a tie, [F-END-7]).
     MatchEnded {

@@ -1,7 +1,7 @@
 //! Which actions a seat may take now: `legal_actions` is the one source of truth, and
 //! [`Game::refusal`] only explains why an action it does not list is refused.
 
-use super::action::{Action, RuleError};
+use super::action::{Action, Cards, RuleError};
 use super::card::{CardId, Color, Kind, Seat};
 use super::deck::Ruleset;
 use super::state::{Game, Phase};
@@ -87,13 +87,21 @@ impl Game {
         if self.phase == Phase::MatchOver || seat >= self.seats {
             return;
         }
+        // [H-LAST]: a seat that went out only declares the color its last card (a Flip) asks
+        // for.
+        if self.is_out(seat) {
+            if seat == self.turn && matches!(self.phase, Phase::ChooseColor { .. }) {
+                out.extend(Color::of_side(self.side).map(|color| Action::ChooseColor { color }));
+            }
+            return;
+        }
         // Out of turn: the UNO call and the catch [F-TURN-5], [F-UNO]. [H-FALSEUNO]: any seat
         // may call or catch at any time, and pays two cards when it is wrong.
         if self.options.house.false_uno {
             out.push(Action::CallUno);
             out.extend(
                 (0..self.seats)
-                    .filter(|&other| other != seat)
+                    .filter(|&other| other != seat && !self.is_out(other))
                     .map(|other| Action::Catch { seat: other }),
             );
         } else if let Some(exposed) = self.uno_exposed {
@@ -119,6 +127,9 @@ impl Game {
                 for &card in self.hand(seat) {
                     if self.playable(seat, card) {
                         self.push_plays(seat, card, out);
+                        if self.options.house.multi {
+                            self.push_many(seat, card, out);
+                        }
                     }
                 }
                 out.push(Action::Draw);
@@ -137,7 +148,7 @@ impl Game {
             Phase::ChooseSwap { .. } => {
                 out.extend(
                     (0..self.seats)
-                        .filter(|&other| other != seat)
+                        .filter(|&other| other != seat && !self.is_out(other))
                         .map(|other| Action::Swap { seat: other }),
                 );
             }
@@ -190,6 +201,40 @@ impl Game {
         }
     }
 
+    /// [H-MULTI]: every order of two or more identical colored cards starting with `first` (the
+    /// last ends on top, and its hidden face differs), with and without the UNO call when the
+    /// play leaves one card.
+    fn push_many(&self, seat: Seat, first: CardId, out: &mut Vec<Action>) {
+        let face = self.face(first);
+        if face.color.is_none() {
+            return;
+        }
+        let hand = self.hand(seat);
+        let twins: Vec<CardId> = hand
+            .iter()
+            .copied()
+            .filter(|&c| c != first && self.face(c) == face)
+            .collect();
+        if twins.is_empty() {
+            return;
+        }
+        let mut sequences = Vec::new();
+        let mut current = vec![first];
+        arrangements(&twins, &mut current, &mut sequences);
+        for cards in sequences {
+            let unos: &[bool] = if hand.len() == cards.len() + 1 {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            if let Some(cards) = Cards::new(&cards) {
+                for &uno in unos {
+                    out.push(Action::PlayMany { cards, uno });
+                }
+            }
+        }
+    }
+
     /// Whether `seat` may take `action` now.
     pub fn is_legal(&self, seat: Seat, action: Action) -> bool {
         self.legal_actions(seat).contains(&action)
@@ -203,7 +248,11 @@ impl Game {
         if seat >= self.seats {
             return RuleError::NoSuchSeat { seat };
         }
+        if self.is_out(seat) && seat != self.turn {
+            return RuleError::OutOfRound { seat };
+        }
         match action {
+            Action::PlayMany { .. } if !self.options.house.multi => RuleError::MultiPlayOff,
             Action::Catch { seat: target } if target == seat => RuleError::CannotCatchYourself,
             Action::Catch { seat: target } if target >= self.seats => {
                 RuleError::NoSuchSeat { seat: target }
@@ -224,6 +273,9 @@ impl Game {
             (Phase::ChooseColor { .. }, _) => RuleError::ColorChoicePending,
             (Phase::ChooseSwap { .. }, Action::Swap { seat: other }) if other == seat => {
                 RuleError::CannotSwapWithYourself
+            }
+            (Phase::ChooseSwap { .. }, Action::Swap { seat: other }) if self.is_out(other) => {
+                RuleError::OutOfRound { seat: other }
             }
             (Phase::ChooseSwap { .. }, Action::Swap { seat: other }) => {
                 RuleError::NoSuchSeat { seat: other }
@@ -250,8 +302,40 @@ impl Game {
             (phase, Action::Play { card, color, uno }) => {
                 self.play_refusal(seat, phase, card, color, uno)
             }
+            (Phase::PlayDrawn { card }, Action::PlayMany { .. }) => {
+                RuleError::OnlyDrawnCardPlayable { drawn: card }
+            }
+            (_, Action::PlayMany { cards, uno }) => self.many_refusal(seat, cards.as_slice(), uno),
             _ => RuleError::NotYourTurn { turn: self.turn },
         }
+    }
+
+    /// [H-MULTI]: why these cards may not be played together now.
+    fn many_refusal(&self, seat: Seat, cards: &[CardId], uno: bool) -> RuleError {
+        let Some(&first) = cards.first() else {
+            return RuleError::NotIdentical { card: CardId(0) };
+        };
+        let mut hand = self.hand(seat).to_vec();
+        for &card in cards {
+            if self.deck.get(card).is_none() {
+                return RuleError::UnknownCard { card };
+            }
+            let Some(at) = hand.iter().position(|&c| c == card) else {
+                return RuleError::CardNotInHand { card };
+            };
+            hand.swap_remove(at);
+        }
+        let face = self.face(first);
+        if face.color.is_none() || cards.len() < 2 {
+            return RuleError::NotIdentical { card: first };
+        }
+        if let Some(&card) = cards.iter().find(|&&c| self.face(c) != face) {
+            return RuleError::NotIdentical { card };
+        }
+        if uno && hand.len() != 1 {
+            return RuleError::UnoNotDue;
+        }
+        RuleError::CardDoesNotMatch { card: first }
     }
 
     fn play_refusal(
@@ -289,5 +373,22 @@ impl Game {
             return RuleError::WildDrawForbidden { card };
         }
         RuleError::CardDoesNotMatch { card }
+    }
+}
+
+/// Every arrangement that extends `current` with one or more of `rest` (each used once), in
+/// order, into `out`.
+fn arrangements(rest: &[CardId], current: &mut Vec<CardId>, out: &mut Vec<Vec<CardId>>) {
+    for (i, &card) in rest.iter().enumerate() {
+        current.push(card);
+        out.push(current.clone());
+        let others: Vec<CardId> = rest
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, &c)| c)
+            .collect();
+        arrangements(&others, current, out);
+        current.pop();
     }
 }

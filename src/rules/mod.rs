@@ -30,7 +30,7 @@ mod snapshot;
 mod state;
 mod view;
 
-pub use action::{Action, RuleError};
+pub use action::{Action, Cards, MAX_TOGETHER, RuleError};
 pub use card::{BySide, CardId, Color, Face, FaceParseError, Kind, Seat, Side};
 pub use decide::decide;
 pub use deck::{Card, Deck, Ruleset};

@@ -60,17 +60,6 @@ impl HouseRules {
     }
 }
 
-impl HouseRules {
-    /// The rules switched on that this engine does not play yet (H-MULTI, H-LAST), as RULES.md
-    /// ids.
-    pub fn unsupported(&self) -> Vec<&'static str> {
-        [(self.multi, "H-MULTI"), (self.play_to_last, "H-LAST")]
-            .into_iter()
-            .filter_map(|(on, id)| on.then_some(id))
-            .collect()
-    }
-}
-
 /// The target score when none is given [F-END-6].
 pub const DEFAULT_TARGET: u32 = 500;
 /// Fewest seats [F-SETUP-1].
@@ -149,9 +138,6 @@ impl Setup {
         if self.options.target == 0 {
             return Err(SetupError::ZeroTarget);
         }
-        if let Some(rule) = self.options.house.unsupported().first() {
-            return Err(SetupError::HouseRuleUnsupported { rule });
-        }
         if let Some(order) = &self.deck {
             let deck = Deck::of(self.ruleset);
             let mut seen = vec![false; deck.len()];
@@ -193,12 +179,6 @@ pub enum SetupError {
     /// A target of zero would end the match before it starts.
     #[error("the target score must be at least 1")]
     ZeroTarget,
-    /// House rules are options of the game that this engine does not play yet.
-    #[error("house rule {rule} is not supported yet")]
-    HouseRuleUnsupported {
-        /// RULES.md id.
-        rule: &'static str,
-    },
     /// A fixed deck names a card the ruleset's deck does not have.
     #[error("fixed deck: card {card} is not in this deck")]
     DeckCardUnknown {
@@ -228,7 +208,6 @@ impl SetupError {
             SetupError::SeatCount { .. } => "SEAT_COUNT_OUT_OF_RANGE",
             SetupError::DealerNotASeat { .. } => "DEALER_NOT_A_SEAT",
             SetupError::ZeroTarget => "TARGET_OUT_OF_RANGE",
-            SetupError::HouseRuleUnsupported { .. } => "HOUSE_RULE_UNSUPPORTED",
             SetupError::DeckCardUnknown { .. } => "DECK_CARD_UNKNOWN",
             SetupError::DeckCardRepeated { .. } => "DECK_CARD_REPEATED",
             SetupError::DeckIncomplete { .. } => "DECK_INCOMPLETE",

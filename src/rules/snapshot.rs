@@ -48,6 +48,8 @@ struct Snapshot {
     uno_exposed: Option<Seat>,
     last_round: Option<RoundResult>,
     winners: Vec<Seat>,
+    #[serde(default)]
+    out: Vec<Seat>,
 }
 
 impl Game {
@@ -73,6 +75,7 @@ impl Game {
             uno_exposed: self.uno_exposed,
             last_round: self.last_round.clone(),
             winners: self.winners.clone(),
+            out: self.out.clone(),
         };
         // Plain structs and enums: serializing to JSON cannot fail.
         serde_json::to_string(&s).unwrap_or_default()
@@ -96,7 +99,12 @@ impl Game {
         if !(2..=10).contains(&s.seats) || s.hands.len() != s.seats || s.scores.len() != s.seats {
             return Err(SnapshotError::Impossible("the seats do not match"));
         }
-        if s.turn >= s.seats || s.dealer >= s.seats || s.uno_exposed.is_some_and(|u| u >= s.seats) {
+        if s.turn >= s.seats
+            || s.dealer >= s.seats
+            || s.uno_exposed.is_some_and(|u| u >= s.seats)
+            || s.out.len() >= s.seats
+            || s.out.iter().any(|&o| o >= s.seats)
+        {
             return Err(SnapshotError::Impossible("a seat is not at the table"));
         }
         let mut cards: Vec<CardId> = s
@@ -134,6 +142,7 @@ impl Game {
             uno_exposed: s.uno_exposed,
             last_round: s.last_round,
             winners: s.winners,
+            out: s.out,
         })
     }
 }

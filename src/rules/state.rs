@@ -76,6 +76,9 @@ pub struct RoundResult {
     pub hand_points: Vec<u32>,
     /// What each seat scored for the round.
     pub points: Vec<u32>,
+    /// [H-LAST]: the seats in the order they went out, the one left last; otherwise just the
+    /// winner.
+    pub order: Vec<Seat>,
 }
 
 /// A game of UNO Flip or classic UNO: a match of rounds.
@@ -101,6 +104,8 @@ pub struct Game {
     pub(super) uno_exposed: Option<Seat>,
     pub(super) last_round: Option<RoundResult>,
     pub(super) winners: Vec<Seat>,
+    /// [H-LAST]: the seats out of this round, in the order they went out.
+    pub(super) out: Vec<Seat>,
 }
 
 /// A log that does not describe a game.
@@ -136,6 +141,7 @@ impl Game {
             uno_exposed: None,
             last_round: None,
             winners: Vec::new(),
+            out: Vec::new(),
         }
     }
 
@@ -211,6 +217,10 @@ impl Game {
                         self.uno_exposed = Some(*seat);
                     }
                 }
+                // A seat with no card left has nothing to call UNO about.
+                if self.uno_exposed == Some(*seat) && self.hand_len(*seat) == 0 {
+                    self.uno_exposed = None;
+                }
                 self.discard.push(*card);
                 self.color = color.or(self.deck.face(*card, self.side).color);
             }
@@ -231,16 +241,27 @@ impl Game {
                 self.hands.swap(*seat, *with);
                 self.uno_exposed = None;
             }
+            // [H-LAST]: hands pass among the seats still in the round.
             Event::HandsPassed => {
                 let old = std::mem::take(&mut self.hands);
                 let mut passed = vec![Vec::new(); self.seats];
                 for (seat, hand) in old.into_iter().enumerate() {
-                    if let Some(slot) = passed.get_mut(self.next_seat(seat)) {
+                    let to = if self.out.contains(&seat) {
+                        seat
+                    } else {
+                        self.next_seat(seat)
+                    };
+                    if let Some(slot) = passed.get_mut(to) {
                         *slot = hand;
                     }
                 }
                 self.hands = passed;
                 self.uno_exposed = None;
+            }
+            Event::WentOut { seat } => {
+                if !self.out.contains(seat) {
+                    self.out.push(*seat);
+                }
             }
             Event::DirectionReversed => {
                 self.direction = match self.direction {
@@ -318,6 +339,7 @@ impl Game {
                 hand_points,
                 points,
                 totals,
+                order,
             } => {
                 self.scores.clone_from(totals);
                 self.uno_exposed = None;
@@ -326,6 +348,7 @@ impl Game {
                     winner: *winner,
                     hand_points: hand_points.clone(),
                     points: points.clone(),
+                    order: order.clone(),
                 });
             }
             Event::MatchEnded { winners } => {
@@ -343,6 +366,7 @@ impl Game {
         self.side = Side::Light;
         self.direction = Direction::Clockwise;
         self.uno_exposed = None;
+        self.out.clear();
         for hand in &mut self.hands {
             hand.clear();
         }
@@ -376,7 +400,8 @@ impl Game {
             | Event::CardsDrawn { seat, .. }
             | Event::DrawnCardKept { seat }
             | Event::PenaltyAccepted { seat }
-            | Event::UnoCalled { seat } => &[*seat][..],
+            | Event::UnoCalled { seat }
+            | Event::WentOut { seat } => &[*seat][..],
             Event::ColorRequested { seat, then } | Event::SwapRequested { seat, then } => {
                 &[*seat, *then][..]
             }
@@ -385,8 +410,13 @@ impl Game {
             Event::Challenged { seat, target, .. } => &[*seat, *target][..],
             Event::HandShown { seat, to, .. } => &[*seat, *to][..],
             Event::UnoCaught { seat, by } => &[*seat, *by][..],
-            Event::RoundEnded { winner, totals, .. } => {
-                return *winner < n && totals.len() == n;
+            Event::RoundEnded {
+                winner,
+                totals,
+                order,
+                ..
+            } => {
+                return *winner < n && totals.len() == n && order.iter().all(|&s| s < n);
             }
             Event::MatchEnded { winners } => return winners.iter().all(|&w| w < n),
             _ => &[],
@@ -528,12 +558,35 @@ impl Game {
         self.phase == Phase::MatchOver
     }
 
-    /// The seat after `seat` in the direction of play.
+    /// [H-LAST]: the seats out of this round, in the order they went out.
+    pub fn out(&self) -> &[Seat] {
+        &self.out
+    }
+
+    /// [H-LAST]: whether `seat` has gone out of this round.
+    pub fn is_out(&self, seat: Seat) -> bool {
+        self.out.contains(&seat)
+    }
+
+    /// Seats still playing this round: all of them, unless [H-LAST] let some go out.
+    pub fn players_in(&self) -> usize {
+        self.seats - self.out.len()
+    }
+
+    /// The seat after `seat` in the direction of play, passing over seats that went out
+    /// [H-LAST].
     pub fn next_seat(&self, seat: Seat) -> Seat {
-        match self.direction {
-            Direction::Clockwise => (seat + 1) % self.seats,
-            Direction::CounterClockwise => (seat + self.seats - 1) % self.seats,
+        let mut next = seat;
+        for _ in 0..self.seats {
+            next = match self.direction {
+                Direction::Clockwise => (next + 1) % self.seats,
+                Direction::CounterClockwise => (next + self.seats - 1) % self.seats,
+            };
+            if !self.out.contains(&next) {
+                break;
+            }
         }
+        next
     }
 }
 

@@ -53,6 +53,9 @@ pub struct PlayerView {
     pub uno_exposed: bool,
     /// Match total.
     pub score: u32,
+    /// [H-LAST]: the place in which the seat went out of this round (1 = first); 0 while it
+    /// plays.
+    pub out_place: usize,
 }
 
 /// What the game waits for, as everyone may know it.
@@ -144,6 +147,8 @@ pub struct RoundSummary {
     pub hand_points: Vec<u32>,
     /// Points scored this round.
     pub points: Vec<u32>,
+    /// [H-LAST]: the finishing order, the seat left last; otherwise just the winner.
+    pub order: Vec<Seat>,
 }
 
 impl From<&RoundResult> for RoundSummary {
@@ -153,6 +158,7 @@ impl From<&RoundResult> for RoundSummary {
             winner: r.winner,
             hand_points: r.hand_points.clone(),
             points: r.points.clone(),
+            order: r.order.clone(),
         }
     }
 }
@@ -260,6 +266,11 @@ pub enum SeenEvent {
         /// What the table now shows of every seat.
         players: Vec<PlayerView>,
     },
+    /// See [`Event::WentOut`].
+    WentOut {
+        /// Who went out.
+        seat: Seat,
+    },
     /// See [`Event::DirectionReversed`].
     DirectionReversed,
     /// The table flipped: every hand now shows its other faces to the table [F-FLIP-5].
@@ -356,6 +367,8 @@ pub enum SeenEvent {
         points: Vec<u32>,
         /// Totals.
         totals: Vec<u32>,
+        /// Finishing order [H-LAST].
+        order: Vec<Seat>,
     },
     /// See [`Event::MatchEnded`].
     MatchEnded {
@@ -399,6 +412,11 @@ impl Game {
                 backs: self.backs_of(self.hand(seat)),
                 uno_exposed: self.uno_exposed == Some(seat),
                 score: self.scores.get(seat).copied().unwrap_or(0),
+                out_place: self
+                    .out
+                    .iter()
+                    .position(|&o| o == seat)
+                    .map_or(0, |p| p + 1),
             })
             .collect()
     }
@@ -604,13 +622,16 @@ pub fn project(game: &Game, event: &Event, viewer: Viewer) -> SeenEvent {
             hand_points,
             points,
             totals,
+            order,
         } => SeenEvent::RoundEnded {
             round: *round,
             winner: *winner,
             hand_points: hand_points.clone(),
             points: points.clone(),
             totals: totals.clone(),
+            order: order.clone(),
         },
+        Event::WentOut { seat } => SeenEvent::WentOut { seat: *seat },
         Event::MatchEnded { winners } => SeenEvent::MatchEnded {
             winners: winners.clone(),
         },

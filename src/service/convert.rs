@@ -4,8 +4,8 @@
 
 use crate::proto as pb;
 use crate::rules::{
-    Action, Awaiting, CardId, CardView, Color, Deck, Direction, DrawCause, Face, HouseRules, Kind,
-    Options, PlayerView, Ruleset, Scoring, SeenEvent, Side, View, Viewer,
+    Action, Awaiting, CardId, CardView, Cards, Color, Deck, Direction, DrawCause, Face, HouseRules,
+    Kind, MAX_TOGETHER, Options, PlayerView, Ruleset, Scoring, SeenEvent, Side, View, Viewer,
 };
 
 use super::error::ServiceError;
@@ -218,7 +218,17 @@ pub fn action(a: Action) -> pb::Action {
             card: u32::from(card.0),
             color: color(c) as i32,
             uno,
+            more_cards: Vec::new(),
         }),
+        Action::PlayMany { cards, uno } => {
+            let (first, more) = cards.as_slice().split_first().unwrap_or((&CardId(0), &[]));
+            K::PlayCard(pb::PlayCard {
+                card: u32::from(first.0),
+                color: pb::Color::Unspecified as i32,
+                uno,
+                more_cards: more.iter().map(|c| u32::from(c.0)).collect(),
+            })
+        }
         Action::Draw => K::DrawCard(pb::DrawCard {}),
         Action::Keep => K::KeepCard(pb::KeepCard {}),
         Action::ChooseColor { color: c } => K::ChooseColor(pb::ChooseColor {
@@ -233,6 +243,13 @@ pub fn action(a: Action) -> pb::Action {
     pb::Action { kind: Some(kind) }
 }
 
+/// A card id from the wire; `field` names it in the error.
+fn card_id(id: u32, field: &str) -> Result<CardId, ServiceError> {
+    u8::try_from(id)
+        .map(CardId)
+        .map_err(|_| ServiceError::invalid("UNKNOWN_CARD", format!("{field}: no card {id}")))
+}
+
 /// Protobuf action to domain.
 pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
     use pb::action::Kind as K;
@@ -243,16 +260,34 @@ pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
         ));
     };
     Ok(match kind {
-        K::PlayCard(p) => Action::Play {
-            card: CardId(u8::try_from(p.card).map_err(|_| {
-                ServiceError::invalid(
-                    "UNKNOWN_CARD",
-                    format!("action.play_card.card: no card {}", p.card),
-                )
-            })?),
+        K::PlayCard(p) if p.more_cards.is_empty() => Action::Play {
+            card: card_id(p.card, "action.play_card.card")?,
             color: color_from(p.color, "action.play_card.color")?,
             uno: p.uno,
         },
+        // [H-MULTI]: several identical cards; they take no color.
+        K::PlayCard(p) => {
+            if color_from(p.color, "action.play_card.color")?.is_some() {
+                return Err(ServiceError::invalid(
+                    "COLOR_NOT_ALLOWED",
+                    "action.play_card.color: cards played together are not wilds; they take no color",
+                ));
+            }
+            let ids = std::iter::once(p.card)
+                .chain(p.more_cards.iter().copied())
+                .map(|c| card_id(c, "action.play_card.more_cards"))
+                .collect::<Result<Vec<CardId>, ServiceError>>()?;
+            let cards = Cards::new(&ids).ok_or_else(|| {
+                ServiceError::invalid(
+                    "TOO_MANY_CARDS",
+                    format!(
+                        "action.play_card.more_cards: at most {} cards are played together",
+                        MAX_TOGETHER
+                    ),
+                )
+            })?;
+            Action::PlayMany { cards, uno: p.uno }
+        }
         K::DrawCard(_) => Action::Draw,
         K::KeepCard(_) => Action::Keep,
         K::ChooseColor(c) => match color_from(c.color, "action.choose_color.color")? {
@@ -283,6 +318,7 @@ fn player(p: &PlayerView) -> pb::PlayerView {
         backs: p.backs.iter().copied().map(face).collect(),
         uno_exposed: p.uno_exposed,
         score: p.score,
+        out_place: count(p.out_place),
     }
 }
 
@@ -327,6 +363,7 @@ pub fn view(game: &str, v: &View, deadline: Option<prost_types::Timestamp>) -> p
             hand_points: r.hand_points.clone(),
             points: r.points.clone(),
             totals: v.players.iter().map(|p| p.score).collect(),
+            order: seats(&r.order),
         }),
         winners: seats(&v.winners),
         legal_actions: v.legal_actions.iter().copied().map(action).collect(),
@@ -498,6 +535,7 @@ pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Even
             hand_points,
             points,
             totals,
+            order,
         } => K::RoundEnded(pb::RoundEnded {
             result: Some(pb::RoundResult {
                 round: *round,
@@ -505,8 +543,10 @@ pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Even
                 hand_points: hand_points.clone(),
                 points: points.clone(),
                 totals: totals.clone(),
+                order: seats(order),
             }),
         }),
+        SeenEvent::WentOut { seat: s } => K::WentOut(pb::WentOut { seat: seat(*s) }),
         SeenEvent::MatchEnded { winners } => K::MatchEnded(pb::MatchEnded {
             winners: seats(winners),
         }),

@@ -180,9 +180,9 @@ async fn play_whole_game(ruleset: pb::Ruleset, seed: u64) {
             .filter(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
             .collect();
         let action = if !plays.is_empty() && rng.random_bool(0.8) {
-            *plays[rng.random_range(0..plays.len())]
+            plays[rng.random_range(0..plays.len())].clone()
         } else {
-            legal[rng.random_range(0..legal.len())]
+            legal[rng.random_range(0..legal.len())].clone()
         };
         let answer = submit(&mut client, &game, &tokens[seat], action)
             .await
@@ -251,7 +251,8 @@ async fn house_rules_over_the_api() {
             jump_in: true,
             seven_zero: true,
             stacking: true,
-            ..Default::default()
+            multi: true,
+            play_to_last: true,
         };
         let options = pb::GameOptions {
             house_rules: Some(house),
@@ -317,7 +318,7 @@ async fn house_rules_over_the_api() {
                         )
                     })
                 })
-                .copied();
+                .cloned();
             let Some(action) = action else {
                 continue; // Not our turn yet: only calls and catches are listed.
             };
@@ -327,24 +328,11 @@ async fn house_rules_over_the_api() {
         }
         let v = view(&mut client, &game, None).await;
         assert_eq!(v.awaiting, pb::Awaiting::MatchOver as i32);
+        // [H-LAST]: the round went on until one seat was left; all three are in the order.
+        let result = v.last_round.unwrap();
+        let mut order = result.order.clone();
+        assert_eq!(order.first(), Some(&result.winner));
+        order.sort_unstable();
+        assert_eq!(order, vec![0, 1, 2]);
     }
-    let refused = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(pb::GameOptions {
-                house_rules: Some(pb::HouseRules {
-                    strict_wild_draw: true,
-                    multi: true,
-                    ..Default::default()
-                }),
-                ..options(pb::Ruleset::Flip, 2)
-            }),
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&refused), "HOUSE_RULE_UNSUPPORTED");
-    assert!(
-        refused.message().contains("H-MULTI"),
-        "{}",
-        refused.message()
-    );
 }

@@ -207,7 +207,7 @@ pub async fn play_alone_to_the_end(client: &mut Client, game: &str, token: &str,
                     .iter()
                     .find(|a| !matches!(a.kind, Some(pb::action::Kind::CatchUno(_))))
             })
-            .copied()
+            .cloned()
             .unwrap();
         submit(client, game, token, action).await.unwrap();
     }

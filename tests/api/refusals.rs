@@ -13,6 +13,19 @@ fn play(card: unoflip::rules::CardId, color: pb::Color) -> pb::Action {
             card: u32::from(card.0),
             color: color as i32,
             uno: false,
+            more_cards: Vec::new(),
+        })),
+    }
+}
+
+/// [H-MULTI]: `cards` played together, in order.
+fn play_many(cards: &[unoflip::rules::CardId]) -> pb::Action {
+    pb::Action {
+        kind: Some(Kind::PlayCard(pb::PlayCard {
+            card: u32::from(cards[0].0),
+            color: pb::Color::Unspecified as i32,
+            uno: false,
+            more_cards: cards[1..].iter().map(|c| u32::from(c.0)).collect(),
         })),
     }
 }
@@ -139,8 +152,7 @@ async fn refused_moves_carry_their_reason_and_change_nothing() {
             pb::Action {
                 kind: Some(Kind::PlayCard(pb::PlayCard {
                     card: 999,
-                    color: 0,
-                    uno: false,
+                    ..Default::default()
                 })),
             },
             Code::InvalidArgument,
@@ -151,8 +163,7 @@ async fn refused_moves_carry_their_reason_and_change_nothing() {
             pb::Action {
                 kind: Some(Kind::PlayCard(pb::PlayCard {
                     card: 200,
-                    color: 0,
-                    uno: false,
+                    ..Default::default()
                 })),
             },
             Code::InvalidArgument,
@@ -164,11 +175,47 @@ async fn refused_moves_carry_their_reason_and_change_nothing() {
                 kind: Some(Kind::PlayCard(pb::PlayCard {
                     card: u32::from(r7.0),
                     color: 77,
-                    uno: false,
+                    ..Default::default()
                 })),
             },
             Code::InvalidArgument,
             "UNKNOWN_COLOR",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::PlayCard(pb::PlayCard {
+                    card: u32::from(r7.0),
+                    more_cards: vec![1, 2, 3, 4],
+                    ..Default::default()
+                })),
+            },
+            Code::InvalidArgument,
+            "TOO_MANY_CARDS",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::PlayCard(pb::PlayCard {
+                    card: u32::from(r7.0),
+                    more_cards: vec![300],
+                    ..Default::default()
+                })),
+            },
+            Code::InvalidArgument,
+            "UNKNOWN_CARD",
+        ),
+        (
+            1,
+            pb::Action {
+                kind: Some(Kind::PlayCard(pb::PlayCard {
+                    card: u32::from(r7.0),
+                    more_cards: vec![1],
+                    ..Default::default()
+                })),
+            },
+            Code::FailedPrecondition,
+            "MULTI_PLAY_OFF",
         ),
     ];
     for (seat, action, code, expected) in cases {
@@ -204,14 +251,14 @@ async fn tokens_authenticate_one_seat_of_one_game() {
     let (_other, other_tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
     let version = game_version(&mut client, &game).await;
     let action = play(r7, pb::Color::Unspecified);
-    let status = submit(&mut client, &game, "not-a-token", action)
+    let status = submit(&mut client, &game, "not-a-token", action.clone())
         .await
         .unwrap_err();
     assert_eq!(
         (status.code(), reason(&status).as_str()),
         (Code::Unauthenticated, "SEAT_TOKEN_INVALID")
     );
-    let status = submit(&mut client, &game, &other_tokens[0], action)
+    let status = submit(&mut client, &game, &other_tokens[0], action.clone())
         .await
         .unwrap_err();
     assert_eq!(
@@ -278,20 +325,6 @@ async fn malformed_and_unknown_games_and_admin_only_options_are_refused() {
         (status.code(), reason(&status).as_str()),
         (Code::InvalidArgument, "SEAT_COUNT_OUT_OF_RANGE")
     );
-    let house = pb::GameOptions {
-        house_rules: Some(pb::HouseRules {
-            play_to_last: true,
-            ..Default::default()
-        }),
-        ..options(pb::Ruleset::Flip, 2)
-    };
-    let status = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(house),
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&status), "HOUSE_RULE_UNSUPPORTED");
     let short = pb::GameOptions {
         deck_order: vec![1, 2, 3],
         ..options(pb::Ruleset::Flip, 2)
@@ -448,4 +481,52 @@ async fn two_seats_racing_to_jump_in_get_exactly_one_acceptance() {
         kept.hand.iter().any(|c| c.id == u32::from(loser_card.0)),
         "the refused seat keeps its card"
     );
+}
+
+/// [H-MULTI] over the API: the pair is listed in both orders, played in one action (the second
+/// card ends on top, each Skip skips one seat), and cards that are not identical are refused with
+/// nothing changed.
+#[tokio::test]
+async fn identical_cards_are_played_together_over_the_api() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let mut t = Table::flip(4);
+    let [top, s1, s2, b5, r5] = t.cards(["red 5", "red skip", "red skip", "blue 5", "red 5"]);
+    t.hand(1, &[s1, s2, b5, r5]).top(top);
+    let house = pb::HouseRules {
+        multi: true,
+        ..Default::default()
+    };
+    let (game, tokens) = dealt(&mut client, &mut t, Some(house)).await;
+    let v = view(&mut client, &game, Some(&tokens[1])).await;
+    assert_eq!(v.turn, 1);
+    assert!(v.legal_actions.contains(&play_many(&[s1, s2])));
+    assert!(v.legal_actions.contains(&play_many(&[s2, s1])));
+    assert!(!v.legal_actions.contains(&play_many(&[b5, r5])));
+    let refused = submit(&mut client, &game, &tokens[1], play_many(&[r5, b5]))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "CARDS_NOT_IDENTICAL");
+    let refused = submit(&mut client, &game, &tokens[1], play_many(&[s1, s1]))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "CARD_NOT_IN_HAND");
+    assert_eq!(game_version(&mut client, &game).await, v.version);
+    let answer = submit(&mut client, &game, &tokens[1], play_many(&[s2, s1]))
+        .await
+        .unwrap();
+    let played: Vec<u32> = answer
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Some(pb::event::Kind::CardPlayed(p)) => p.card.as_ref().map(|c| c.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(played, vec![u32::from(s2.0), u32::from(s1.0)]);
+    let after = view(&mut client, &game, Some(&tokens[1])).await;
+    assert_eq!(after.hand.len(), 5);
+    assert_eq!(after.discard.last().map(|c| c.id), Some(u32::from(s1.0)));
+    // Seats 2 and 3 are skipped.
+    assert_eq!(after.turn, 0);
 }

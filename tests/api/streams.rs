@@ -27,7 +27,7 @@ async fn play_moves(client: &mut Client, game: &str, tokens: &[String], n: usize
                     Some(pb::action::Kind::CatchUno(_) | pb::action::Kind::CallUno(_))
                 )
             })
-            .copied()
+            .cloned()
             .unwrap();
         submit(client, game, token, action).await.unwrap();
     }
@@ -214,7 +214,7 @@ async fn a_seat_stream_prompts_the_seat_with_its_legal_actions_when_it_may_act()
         .submit_action(authed(
             pb::SubmitActionRequest {
                 game: game.clone(),
-                action: Some(prompt.legal_actions[0]),
+                action: Some(prompt.legal_actions[0].clone()),
                 request_id: String::new(),
                 expected_version: Some(prompt.version),
             },

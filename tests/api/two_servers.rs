@@ -121,7 +121,7 @@ async fn two_servers_on_one_postgres_share_games() {
                         .iter()
                         .find(|x| !matches!(x.kind, Some(pb::action::Kind::CatchUno(_))))
                 })
-                .copied()
+                .cloned()
             else {
                 continue;
             };

@@ -60,6 +60,21 @@ def test_bot_plays_a_whole_match_against_server_bots(client: Client, ruleset: st
     assert list(finished.winners) == list(view.winners)
 
 
+def test_a_round_played_to_the_last_with_identical_cards_together(client: Client):
+    """H-LAST and H-MULTI over the API: the round goes on until one seat is left, and the result
+    gives the finishing order of all four seats."""
+    game = client.create_game(
+        ruleset="classic", seats=4, bot_seats=[1, 2, 3], single_round=True, house_rules=["multi", "play_to_last"]
+    )
+    seat = client.join(game.name, name="py")
+    seat.start()
+    view = play_seat(seat, rng=random.Random(3))
+    assert view.awaiting == 5  # AWAITING_MATCH_OVER
+    order = list(view.last_round.order)
+    assert sorted(order) == [0, 1, 2, 3]
+    assert order[0] == view.last_round.winner
+
+
 def test_two_python_bots_and_two_server_bots_share_a_classic_match(client: Client):
     game = client.create_game(ruleset="classic", seats=4, bot_seats=[1, 3], single_round=True)
     a = client.join(game.name, name="a")

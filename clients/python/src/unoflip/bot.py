@@ -57,7 +57,9 @@ def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random
         def rank(a: game_pb2.Action) -> tuple:
             card = hand.get(a.play_card.card)
             wild = card is not None and face(card, view.side).color == cards_pb2.COLOR_UNSPECIFIED
-            return (wild, not a.play_card.uno, wild and a.play_card.color != color, rng.random())
+            # Shed the most cards at once (identical cards together, H-MULTI).
+            more = -len(a.play_card.more_cards)
+            return (wild, not a.play_card.uno, more, wild and a.play_card.color != color, rng.random())
 
         return min(plays, key=rank)
     if kinds["swap_hands"]:  # seven-zero: take the smallest hand

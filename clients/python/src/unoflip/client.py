@@ -270,10 +270,18 @@ class Seat:
                 call.cancel()
 
 
-def play(card: int | cards_pb2.Card, color: int = 0, uno: bool = False) -> game_pb2.Action:
-    """The action that plays `card` (with a declared `color` for a wild)."""
-    card_id = card if isinstance(card, int) else card.id
-    return game_pb2.Action(play_card=game_pb2.PlayCard(card=card_id, color=color, uno=uno))
+def play(
+    card: int | cards_pb2.Card, color: int = 0, uno: bool = False, more: tuple[int | cards_pb2.Card, ...] = ()
+) -> game_pb2.Action:
+    """The action that plays `card` (with a declared `color` for a wild), and under H-MULTI the
+    identical cards `more` after it."""
+
+    def card_id(c: int | cards_pb2.Card) -> int:
+        return c if isinstance(c, int) else c.id
+
+    return game_pb2.Action(
+        play_card=game_pb2.PlayCard(card=card_id(card), color=color, uno=uno, more_cards=[card_id(m) for m in more])
+    )
 
 
 def draw() -> game_pb2.Action:

@@ -169,14 +169,16 @@ class Game(_message.Message):
     def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., version: _Optional[int] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PlayCard(_message.Message):
-    __slots__ = ("card", "color", "uno")
+    __slots__ = ("card", "color", "uno", "more_cards")
     CARD_FIELD_NUMBER: _ClassVar[int]
     COLOR_FIELD_NUMBER: _ClassVar[int]
     UNO_FIELD_NUMBER: _ClassVar[int]
+    MORE_CARDS_FIELD_NUMBER: _ClassVar[int]
     card: int
     color: _cards_pb2.Color
     uno: bool
-    def __init__(self, card: _Optional[int] = ..., color: _Optional[_Union[_cards_pb2.Color, str]] = ..., uno: _Optional[bool] = ...) -> None: ...
+    more_cards: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, card: _Optional[int] = ..., color: _Optional[_Union[_cards_pb2.Color, str]] = ..., uno: _Optional[bool] = ..., more_cards: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DrawCard(_message.Message):
     __slots__ = ()
@@ -239,32 +241,36 @@ class Action(_message.Message):
     def __init__(self, play_card: _Optional[_Union[PlayCard, _Mapping]] = ..., draw_card: _Optional[_Union[DrawCard, _Mapping]] = ..., keep_card: _Optional[_Union[KeepCard, _Mapping]] = ..., choose_color: _Optional[_Union[ChooseColor, _Mapping]] = ..., accept_penalty: _Optional[_Union[AcceptPenalty, _Mapping]] = ..., challenge: _Optional[_Union[Challenge, _Mapping]] = ..., call_uno: _Optional[_Union[CallUno, _Mapping]] = ..., catch_uno: _Optional[_Union[CatchUno, _Mapping]] = ..., swap_hands: _Optional[_Union[SwapHands, _Mapping]] = ...) -> None: ...
 
 class PlayerView(_message.Message):
-    __slots__ = ("seat", "card_count", "backs", "uno_exposed", "score")
+    __slots__ = ("seat", "card_count", "backs", "uno_exposed", "score", "out_place")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARD_COUNT_FIELD_NUMBER: _ClassVar[int]
     BACKS_FIELD_NUMBER: _ClassVar[int]
     UNO_EXPOSED_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    OUT_PLACE_FIELD_NUMBER: _ClassVar[int]
     seat: int
     card_count: int
     backs: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Face]
     uno_exposed: bool
     score: int
-    def __init__(self, seat: _Optional[int] = ..., card_count: _Optional[int] = ..., backs: _Optional[_Iterable[_Union[_cards_pb2.Face, _Mapping]]] = ..., uno_exposed: _Optional[bool] = ..., score: _Optional[int] = ...) -> None: ...
+    out_place: int
+    def __init__(self, seat: _Optional[int] = ..., card_count: _Optional[int] = ..., backs: _Optional[_Iterable[_Union[_cards_pb2.Face, _Mapping]]] = ..., uno_exposed: _Optional[bool] = ..., score: _Optional[int] = ..., out_place: _Optional[int] = ...) -> None: ...
 
 class RoundResult(_message.Message):
-    __slots__ = ("round", "winner", "hand_points", "points", "totals")
+    __slots__ = ("round", "winner", "hand_points", "points", "totals", "order")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
     HAND_POINTS_FIELD_NUMBER: _ClassVar[int]
     POINTS_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
     round: int
     winner: int
     hand_points: _containers.RepeatedScalarFieldContainer[int]
     points: _containers.RepeatedScalarFieldContainer[int]
     totals: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, round: _Optional[int] = ..., winner: _Optional[int] = ..., hand_points: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
+    order: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, round: _Optional[int] = ..., winner: _Optional[int] = ..., hand_points: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., order: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class View(_message.Message):
     __slots__ = ("game", "version", "seat", "ruleset", "round", "dealer", "side", "direction", "color", "turn", "awaiting", "hand", "drawn_card", "players", "draw_count", "draw_top", "discard", "last_round", "winners", "legal_actions", "turn_deadline", "penalty_from", "then_turn", "pending_draw")
@@ -327,7 +333,7 @@ class DealerDraw(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("version", "game_created", "dealer_chosen", "round_started", "starter_returned", "turn_started", "card_played", "color_chosen", "color_requested", "direction_reversed", "flipped", "cards_drawn", "drawn_card_kept", "reshuffled", "penalty_pending", "penalty_accepted", "challenged", "hand_shown", "uno_called", "uno_caught", "round_ended", "match_ended", "swap_requested", "hands_swapped", "hands_passed")
+    __slots__ = ("version", "game_created", "dealer_chosen", "round_started", "starter_returned", "turn_started", "card_played", "color_chosen", "color_requested", "direction_reversed", "flipped", "cards_drawn", "drawn_card_kept", "reshuffled", "penalty_pending", "penalty_accepted", "challenged", "hand_shown", "uno_called", "uno_caught", "round_ended", "match_ended", "swap_requested", "hands_swapped", "hands_passed", "went_out")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     GAME_CREATED_FIELD_NUMBER: _ClassVar[int]
     DEALER_CHOSEN_FIELD_NUMBER: _ClassVar[int]
@@ -353,6 +359,7 @@ class Event(_message.Message):
     SWAP_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     HANDS_SWAPPED_FIELD_NUMBER: _ClassVar[int]
     HANDS_PASSED_FIELD_NUMBER: _ClassVar[int]
+    WENT_OUT_FIELD_NUMBER: _ClassVar[int]
     version: int
     game_created: GameCreated
     dealer_chosen: DealerChosen
@@ -378,7 +385,8 @@ class Event(_message.Message):
     swap_requested: SwapRequested
     hands_swapped: HandsSwapped
     hands_passed: HandsPassed
-    def __init__(self, version: _Optional[int] = ..., game_created: _Optional[_Union[GameCreated, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., starter_returned: _Optional[_Union[StarterReturned, _Mapping]] = ..., turn_started: _Optional[_Union[TurnStarted, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosen, _Mapping]] = ..., color_requested: _Optional[_Union[ColorRequested, _Mapping]] = ..., direction_reversed: _Optional[_Union[DirectionReversed, _Mapping]] = ..., flipped: _Optional[_Union[Flipped, _Mapping]] = ..., cards_drawn: _Optional[_Union[CardsDrawn, _Mapping]] = ..., drawn_card_kept: _Optional[_Union[DrawnCardKept, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., swap_requested: _Optional[_Union[SwapRequested, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ...) -> None: ...
+    went_out: WentOut
+    def __init__(self, version: _Optional[int] = ..., game_created: _Optional[_Union[GameCreated, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., starter_returned: _Optional[_Union[StarterReturned, _Mapping]] = ..., turn_started: _Optional[_Union[TurnStarted, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosen, _Mapping]] = ..., color_requested: _Optional[_Union[ColorRequested, _Mapping]] = ..., direction_reversed: _Optional[_Union[DirectionReversed, _Mapping]] = ..., flipped: _Optional[_Union[Flipped, _Mapping]] = ..., cards_drawn: _Optional[_Union[CardsDrawn, _Mapping]] = ..., drawn_card_kept: _Optional[_Union[DrawnCardKept, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., swap_requested: _Optional[_Union[SwapRequested, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ..., went_out: _Optional[_Union[WentOut, _Mapping]] = ...) -> None: ...
 
 class GameCreated(_message.Message):
     __slots__ = ("options",)
@@ -478,6 +486,12 @@ class HandsSwapped(_message.Message):
     hand: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]
     players: _containers.RepeatedCompositeFieldContainer[PlayerView]
     def __init__(self, seat: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerView, _Mapping]]] = ..., **kwargs) -> None: ...
+
+class WentOut(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
 class HandsPassed(_message.Message):
     __slots__ = ("hand", "players")
