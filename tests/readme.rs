@@ -11,7 +11,7 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The buf CLI: `$BUF`, then `buf` on the PATH, then the copy `.ci/run` installs.
+/// The buf CLI: `$BUF`, then `buf` on the PATH, then the copy `.ci/run` installs (clients/web).
 fn find_buf() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("BUF") {
         return Some(PathBuf::from(path));
@@ -22,7 +22,7 @@ fn find_buf() -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     on_path.or_else(|| {
-        let local = root().join("target/buf/node_modules/.bin/buf");
+        let local = root().join("clients/web/node_modules/.bin/buf");
         local.is_file().then_some(local)
     })
 }

@@ -4,7 +4,7 @@
 //! - `games`: games, seats, tokens, moves, server-played seats, turn timers.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
-//! - `limit`: the request rate limit per connection.
+//! - `limit`: the request rate limit per connection; `web`: the web client's page.
 
 mod convert;
 mod error;
@@ -13,6 +13,7 @@ mod handlers;
 mod limit;
 mod log;
 mod stream;
+mod web;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -95,6 +96,7 @@ pub async fn serve(
         .accept_http1(true)
         .concurrency_limit_per_connection(limits.concurrency_per_connection)
         .timeout(limits.request_timeout)
+        .layer(web::WebLayer)
         .layer(cors)
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(tower::util::option_layer(

@@ -13,6 +13,50 @@ use unoflip::store::MemoryStore;
 
 use super::harness::*;
 
+/// A plain HTTP/1.1 request to the server; the whole response as text.
+async fn http_get(addr: std::net::SocketAddr, method: &str, path: &str) -> String {
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+/// The web client is served from the binary on the gRPC port: the page, its script and its
+/// style, byte for byte the committed build in clients/web/dist.
+#[tokio::test]
+async fn the_web_client_is_served_on_the_grpc_port() {
+    let server = server().await;
+    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/web/dist");
+    for (path, file, mime) in [
+        ("/", "index.html", "text/html"),
+        ("/index.html", "index.html", "text/html"),
+        ("/app.js", "app.js", "text/javascript"),
+        ("/style.css", "style.css", "text/css"),
+    ] {
+        let text = http_get(server.addr, "GET", path).await;
+        assert!(text.starts_with("HTTP/1.1 200"), "{path}: {text}");
+        let lower = text.to_lowercase();
+        assert!(lower.contains(&format!("content-type: {mime}")), "{path}");
+        let body = text.split_once("\r\n\r\n").unwrap().1;
+        assert_eq!(
+            body,
+            std::fs::read_to_string(dist.join(file)).unwrap(),
+            "{path}"
+        );
+    }
+    let head = http_get(server.addr, "HEAD", "/app.js").await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.ends_with("\r\n\r\n"), "no body for HEAD");
+    // Anything else is not a page file: it goes on to gRPC, which knows no such path.
+    let other = http_get(server.addr, "GET", "/secret.txt").await;
+    assert!(!other.contains("<html"), "{other}");
+}
+
 #[tokio::test]
 async fn a_grpc_web_request_over_http_1_1_works() {
     let server = server().await;

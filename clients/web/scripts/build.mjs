@@ -1,0 +1,24 @@
+// Builds the page into dist/ (committed, and served by `unoflip serve` from the binary):
+// dist/app.js (src/main.ts and its imports, bundled by esbuild), index.html and style.css.
+// Run it with `npm run build`, which first regenerates src/gen from ../../proto.
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const dist = join(root, "dist");
+mkdirSync(dist, { recursive: true });
+await build({
+  entryPoints: [join(root, "src/main.ts")],
+  bundle: true,
+  format: "esm",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
+  charset: "utf8",
+  outfile: join(dist, "app.js"),
+  logLevel: "warning",
+});
+for (const file of ["index.html", "style.css"]) copyFileSync(join(root, file), join(dist, file));
+console.log("built", dist);

@@ -1,0 +1,41 @@
+// The connection to the server: a client generated from proto/ (protoc-gen-es), over grpc-web
+// to the origin that served this page, and the seats this browser holds.
+
+import { createClient } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { UnoFlipService } from "./gen/unoflip/v1/service_pb";
+
+/** The service, over grpc-web on the page's own origin (no proxy). */
+export const client = createClient(
+  UnoFlipService,
+  createGrpcWebTransport({ baseUrl: location.origin }),
+);
+
+/** A seat this browser joined: kept in localStorage so that a reload keeps it. */
+export interface SeatKey {
+  game: string;
+  seat: number;
+  token: string;
+}
+
+const PREFIX = "unoflip:seat:";
+
+export function saveSeat(key: SeatKey): void {
+  localStorage.setItem(PREFIX + key.game, JSON.stringify(key));
+}
+
+export function loadSeat(game: string): SeatKey | undefined {
+  const text = localStorage.getItem(PREFIX + game);
+  if (!text) return undefined;
+  try {
+    const key = JSON.parse(text) as SeatKey;
+    return typeof key.token === "string" && typeof key.seat === "number" ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The call options that authorize a seat. */
+export function authorized(token: string, signal?: AbortSignal) {
+  return { headers: { authorization: `Bearer ${token}` }, signal };
+}

@@ -1,0 +1,537 @@
+// The unoflip web client: a lobby (create, list, join games) and a table (the view of one seat,
+// its legal actions as buttons, a log of events in words), all over grpc-web.
+//
+// The page keeps no game state of its own beyond the last View: the server's view and its
+// `legal_actions` are the truth, the stream (`Subscribe`) says when they change, and a dropped
+// stream resumes after the last event it delivered. The seat's token is kept in localStorage and
+// the game in the URL (`#games/<id>`), so a reload comes back to the same seat.
+
+import { ConnectError } from "@connectrpc/connect";
+import { Color, Side, type Card, type Face } from "./gen/unoflip/v1/cards_pb";
+import {
+  Awaiting,
+  Ruleset,
+  BotLevel,
+  Direction,
+  GameStatus,
+  type Action,
+  type Event,
+  type Game,
+  type View,
+} from "./gen/unoflip/v1/game_pb";
+import { authorized, client, loadSeat, saveSeat, type SeatKey } from "./api";
+import { actionWords, activeFace, colorName, eventWords, faceName, otherFace } from "./words";
+
+const HOUSE_RULES: [keyof HouseRuleFlags, string][] = [
+  ["stacking", "Stacking draw cards (H-STACK)"],
+  ["jumpIn", "Jump-in (H-JUMP)"],
+  ["sevenZero", "Seven-zero (H-SEVEN0)"],
+  ["drawToMatch", "Draw to match (H-DRAWMATCH)"],
+  ["multi", "Identical cards together (H-MULTI)"],
+  ["falseUno", "False UNO costs two (H-FALSEUNO)"],
+  ["strictWildDraw", "Strict wild draws (H-STRICT)"],
+  ["playToLast", "Play to the last (H-LAST)"],
+];
+
+type HouseRuleFlags = {
+  stacking: boolean;
+  jumpIn: boolean;
+  sevenZero: boolean;
+  drawToMatch: boolean;
+  multi: boolean;
+  falseUno: boolean;
+  strictWildDraw: boolean;
+  playToLast: boolean;
+};
+
+const LOG_LINES = 60;
+
+const $ = <T extends HTMLElement = HTMLElement>(selector: string): T => {
+  const found = document.querySelector<T>(selector);
+  if (!found) throw new Error(`missing ${selector}`);
+  return found;
+};
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+function showError(error: unknown): void {
+  const text = error instanceof ConnectError ? error.rawMessage : String(error);
+  const box = $("#error");
+  box.textContent = text;
+  box.hidden = false;
+}
+
+function clearError(): void {
+  $("#error").hidden = true;
+}
+
+function screen(name: "lobby" | "waiting" | "table"): void {
+  for (const id of ["lobby", "waiting", "table"]) $(`#${id}`).hidden = id !== name;
+}
+
+// ----- the lobby -----
+
+function buildLobby(): void {
+  const rules = $("#house-rules");
+  for (const [flag, label] of HOUSE_RULES) {
+    rules.append(
+      el("label", {}, el("input", { type: "checkbox", name: "house", value: flag }), ` ${label}`),
+    );
+  }
+  $("#create-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    void createGame();
+  });
+  $("#refresh").addEventListener("click", () => void listGames());
+}
+
+async function createGame(): Promise<void> {
+  clearError();
+  const seats = Number($<HTMLInputElement>("#seats").value);
+  const bots = Number($<HTMLInputElement>("#bots").value);
+  const house = Object.fromEntries(HOUSE_RULES.map(([flag]) => [flag, false])) as HouseRuleFlags;
+  for (const box of document.querySelectorAll<HTMLInputElement>("input[name=house]:checked")) {
+    house[box.value as keyof HouseRuleFlags] = true;
+  }
+  try {
+    const created = await client.createGame({
+      options: {
+        ruleset: $<HTMLSelectElement>("#ruleset").value === "classic" ? Ruleset.CLASSIC : Ruleset.FLIP,
+        seats,
+        botSeats: Array.from({ length: Math.min(bots, seats - 1) }, (_, i) => seats - 1 - i),
+        botLevel: BotLevel.HEURISTIC,
+        turnTimerSeconds: Number($<HTMLInputElement>("#timer").value) || 0,
+        singleRound: $<HTMLInputElement>("#single-round").checked,
+        houseRules: house,
+      },
+    });
+    if (created.game) await join(created.game.name);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+async function listGames(): Promise<void> {
+  try {
+    const { games } = await client.listGames({ openOnly: true, pageSize: 50 });
+    const list = $("#games");
+    list.replaceChildren(
+      ...games.map((g) => {
+        const free = g.seats.filter((s) => !s.taken).length;
+        const button = el("button", { class: "join", "data-game": g.name }, "Join");
+        button.addEventListener("click", () => void join(g.name));
+        return el("li", {}, `${g.name}: ${rulesetName(g)}, ${free} of ${g.seats.length} seats free `, button);
+      }),
+    );
+    if (games.length === 0) list.replaceChildren(el("li", {}, "No open games."));
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function rulesetName(g: Game): string {
+  return g.options?.ruleset === Ruleset.CLASSIC ? "classic UNO" : "UNO Flip";
+}
+
+async function join(game: string): Promise<void> {
+  clearError();
+  try {
+    const joined = await client.joinGame({ game, playerName: "web" });
+    const key = { game, seat: joined.seat, token: joined.seatToken };
+    saveSeat(key);
+    location.hash = game;
+    await enter(key);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+// ----- waiting for the start -----
+
+let table: Table | undefined;
+
+async function enter(key: SeatKey): Promise<void> {
+  table?.close();
+  table = undefined;
+  const { game } = await client.getGame({ name: key.game });
+  if (!game) return;
+  if (game.status === GameStatus.WAITING) {
+    screen("waiting");
+    const seats = game.seats
+      .map((s) => `seat ${s.seat}: ${s.playedByServer ? "bot" : s.taken ? s.playerName || "taken" : "free"}`)
+      .join(", ");
+    $("#waiting-info").textContent = `${game.name} (${rulesetName(game)}), you are seat ${key.seat}. ${seats}`;
+    const start = $<HTMLButtonElement>("#start");
+    start.onclick = async () => {
+      try {
+        await client.startGame({ game: key.game }, authorized(key.token));
+        await enter(key);
+      } catch (error) {
+        showError(error);
+      }
+    };
+    // Another player may start it: look again in a moment.
+    window.setTimeout(() => {
+      if (location.hash.slice(1) === key.game && !$("#waiting").hidden) void enter(key);
+    }, 1000);
+    return;
+  }
+  screen("table");
+  table = new Table(key, game);
+  table.run();
+}
+
+// ----- the table -----
+
+class Table {
+  private view?: View;
+  private side = Side.LIGHT;
+  // The side as of the last event logged (the log may be behind the view while it catches up).
+  private logSide = Side.LIGHT;
+  // The last event the stream delivered: 1 at first (the creation), so the log tells the whole
+  // story.
+  private lastVersion = 1n;
+  private readonly abort = new AbortController();
+  private refreshing?: Promise<void>;
+  private wildCard?: number;
+  private readonly names: Map<number, string>;
+  private timer = 0;
+
+  constructor(
+    private readonly key: SeatKey,
+    game: Game,
+  ) {
+    this.names = new Map(
+      game.seats.map((s) => [s.seat, s.playedByServer ? `bot ${s.seat}` : s.playerName ? `${s.playerName} ${s.seat}` : `seat ${s.seat}`]),
+    );
+    $("#log").replaceChildren();
+    $("#game-name").textContent = `${game.name}: ${rulesetName(game)}, you are seat ${key.seat}`;
+    this.timer = window.setInterval(() => this.countdown(), 250);
+  }
+
+  /** Draws the last view again (after a local choice such as the UNO toggle). */
+  rerender(): void {
+    if (this.view) this.show(this.view);
+  }
+
+  close(): void {
+    this.abort.abort();
+    window.clearInterval(this.timer);
+  }
+
+  private readonly who = (seat: number): string => (seat === this.key.seat ? "you" : (this.names.get(seat) ?? `seat ${seat}`));
+
+  /** Follows the seat's stream; resumes after the last event when the connection drops. */
+  run(): void {
+    void (async () => {
+      let delay = 250;
+      while (!this.abort.signal.aborted) {
+        try {
+          // The table as it is now; the stream then tells the story so far and what follows.
+          this.scheduleRefresh();
+          const stream = client.subscribe(
+            { game: this.key.game, afterVersion: this.lastVersion, includeView: false },
+            authorized(this.key.token, this.abort.signal),
+          );
+          this.connected(true);
+          for await (const message of stream) {
+            delay = 250;
+            const m = message.kind;
+            if (m.case === "view") {
+              if (m.value.version > this.lastVersion) this.lastVersion = m.value.version;
+              this.show(m.value);
+            } else if (m.case === "event") {
+              this.lastVersion = m.value.version;
+              this.logEvent(m.value);
+              this.scheduleRefresh();
+            }
+          }
+        } catch (error) {
+          if (this.abort.signal.aborted) return;
+          this.connected(false);
+          console.warn("stream dropped; resuming", error);
+        }
+        await new Promise((r) => window.setTimeout(r, delay));
+        delay = Math.min(delay * 2, 4000);
+      }
+    })();
+  }
+
+  private connected(up: boolean): void {
+    $("#connection").textContent = up ? "" : "Connection lost; reconnecting…";
+  }
+
+  private scheduleRefresh(): void {
+    if (this.refreshing) return;
+    this.refreshing = (async () => {
+      await new Promise((r) => window.setTimeout(r, 30));
+      this.refreshing = undefined;
+      try {
+        const { view } = await client.getView({ game: this.key.game }, authorized(this.key.token));
+        if (view && (!this.view || view.version >= this.view.version)) this.show(view);
+      } catch (error) {
+        showError(error);
+      }
+    })();
+  }
+
+  private logEvent(event: Event): void {
+    const k = event.kind;
+    if (k.case === "roundStarted") this.logSide = Side.LIGHT;
+    if (k.case === "flipped") this.logSide = this.logSide === Side.LIGHT ? Side.DARK : Side.LIGHT;
+    if (k.case === "turnStarted") return;
+    const words = eventWords(event, this.who, this.logSide);
+    if (!words) return;
+    const log = $("#log");
+    log.prepend(el("li", { "data-version": String(event.version) }, words));
+    while (log.children.length > LOG_LINES) log.lastElementChild?.remove();
+  }
+
+  private show(view: View): void {
+    this.view = view;
+    this.side = view.side;
+    this.renderStatus(view);
+    this.renderPlayers(view);
+    this.renderPiles(view);
+    this.renderHand(view);
+    this.renderActions(view);
+    this.renderResult(view);
+    document.body.dataset.version = String(view.version);
+  }
+
+  private renderStatus(v: View): void {
+    const side = v.ruleset === Ruleset.CLASSIC ? "classic" : v.side === Side.DARK ? "dark side" : "light side";
+    const direction = v.direction === Direction.COUNTER_CLOCKWISE ? "counter-clockwise ↺" : "clockwise ↻";
+    const color = colorName(v.color) || "to be chosen";
+    const waiting: Record<number, string> = {
+      [Awaiting.PLAY]: "to play",
+      [Awaiting.PLAY_OR_KEEP_DRAWN]: "to play or keep the drawn card",
+      [Awaiting.CHOOSE_COLOR]: "to choose a color",
+      [Awaiting.PENALTY]: v.pendingDraw ? `to take ${v.pendingDraw} cards or answer` : "to take the penalty or answer",
+      [Awaiting.CHOOSE_SWAP]: "to choose whom to swap hands with",
+    };
+    const turn = v.awaiting === Awaiting.MATCH_OVER ? "The match is over." : `Turn: ${this.who(v.turn)}, ${waiting[v.awaiting] ?? ""}.`;
+    $("#status").replaceChildren(
+      el("span", { id: "round" }, `Round ${v.round}`),
+      el("span", { id: "side" }, side),
+      el("span", { id: "direction" }, direction),
+      el("span", { id: "color", class: `swatch c-${colorName(v.color) || "none"}` }, `color: ${color}`),
+      el("span", { id: "turn", "data-turn": String(v.turn), class: v.turn === this.key.seat ? "mine" : "" }, turn),
+    );
+  }
+
+  private renderPlayers(v: View): void {
+    const rows = v.players.map((p) => {
+      const backs = el("span", { class: "backs" }, ...p.backs.map((f) => faceChip(f)));
+      const flags = [p.unoExposed ? "UNO? (catchable)" : "", p.outPlace ? `out #${p.outPlace}` : ""].filter(Boolean).join(" ");
+      return el(
+        "li",
+        {
+          class: `player${p.seat === v.turn ? " turn" : ""}${p.seat === this.key.seat ? " me" : ""}`,
+          "data-seat": String(p.seat),
+        },
+        el("span", { class: "name" }, this.who(p.seat)),
+        el("span", { class: "count" }, String(p.cardCount)),
+        " cards ",
+        p.seat === this.key.seat ? "" : backs,
+        el("span", { class: "flags" }, flags),
+        el("span", { class: "score" }, String(p.score)),
+      );
+    });
+    $("#players").replaceChildren(...rows);
+  }
+
+  private renderPiles(v: View): void {
+    const top = v.discard.at(-1);
+    $("#draw-pile").replaceChildren(
+      el("div", { class: "label" }, `Draw pile: `, el("span", { id: "draw-count" }, String(v.drawCount))),
+      v.drawTop ? faceChip(v.drawTop, "back") : el("div", { class: "card back" }, "UNO"),
+    );
+    $("#discard").replaceChildren(
+      el("div", { class: "label" }, "Discard"),
+      top ? cardElement(top, v.side, {}) : el("div", { class: "card" }, "—"),
+    );
+  }
+
+  private plays(v: View): Action[] {
+    return v.legalActions.filter((a) => a.kind.case === "playCard");
+  }
+
+  private renderHand(v: View): void {
+    const plays = this.plays(v);
+    const uno = $<HTMLInputElement>("#uno-toggle");
+    $("#uno-label").hidden = !plays.some((a) => a.kind.case === "playCard" && a.kind.value.uno);
+    const cards = v.hand.map((card) => {
+      const mine = plays.filter((a) => a.kind.case === "playCard" && a.kind.value.card === card.id && a.kind.value.moreCards.length === 0);
+      const node = cardElement(card, v.side, {
+        "data-card-id": String(card.id),
+        class: mine.length ? "playable" : "",
+        title: mine.length ? "Click to play" : "",
+      });
+      if (v.drawnCard === card.id) node.classList.add("drawn");
+      if (mine.length) {
+        node.addEventListener("click", () => {
+          const wantUno = uno.checked;
+          const candidates = mine.filter((a) => a.kind.case === "playCard" && a.kind.value.uno === wantUno);
+          const choice = candidates.length ? candidates : mine;
+          if (choice.length === 1) {
+            void this.submit(choice[0]);
+          } else {
+            this.wildCard = card.id;
+            this.renderActions(v);
+          }
+        });
+      }
+      return node;
+    });
+    $("#hand").replaceChildren(...cards);
+  }
+
+  private cardName = (id: number): string => {
+    const card = this.view?.hand.find((c) => c.id === id) ?? this.view?.discard.find((c) => c.id === id);
+    return card ? faceName(activeFace(card, this.side)) : `#${id}`;
+  };
+
+  private renderActions(v: View): void {
+    const bar = $("#actions");
+    const colors = $("#colors");
+    const buttons: HTMLElement[] = [];
+    const colorButtons: HTMLElement[] = [];
+    const wantUno = $<HTMLInputElement>("#uno-toggle").checked;
+    for (const action of v.legalActions) {
+      const k = action.kind;
+      if (k.case === "playCard" && k.value.moreCards.length === 0) {
+        // A wild chosen in the hand: its colors.
+        if (k.value.card === this.wildCard && k.value.color !== Color.UNSPECIFIED && k.value.uno === wantUno) {
+          const b = el("button", { class: `color c-${colorName(k.value.color)}`, "data-color": colorName(k.value.color) }, colorName(k.value.color));
+          b.addEventListener("click", () => void this.submit(action));
+          colorButtons.push(b);
+        }
+        continue;
+      }
+      if (k.case === "chooseColor") {
+        const b = el("button", { class: `color c-${colorName(k.value.color)}`, "data-color": colorName(k.value.color) }, colorName(k.value.color));
+        b.addEventListener("click", () => void this.submit(action));
+        colorButtons.push(b);
+        continue;
+      }
+      if (k.case === "playCard" && k.value.uno !== wantUno) continue;
+      const b = el("button", { "data-kind": k.case ?? "" }, actionWords(action, this.who, this.cardName));
+      b.addEventListener("click", () => void this.submit(action));
+      buttons.push(b);
+    }
+    bar.replaceChildren(...buttons);
+    colors.replaceChildren(...(colorButtons.length ? [el("span", {}, "Choose a color: "), ...colorButtons] : []));
+  }
+
+  private renderResult(v: View): void {
+    const box = $("#round-result");
+    const r = v.lastRound;
+    if (!r) {
+      box.hidden = true;
+      return;
+    }
+    box.hidden = false;
+    const rows = v.players.map((p) =>
+      el(
+        "tr",
+        { "data-seat": String(p.seat) },
+        el("td", {}, this.who(p.seat)),
+        el("td", {}, String(r.handPoints[p.seat] ?? 0)),
+        el("td", {}, String(r.points[p.seat] ?? 0)),
+        el("td", { class: "total" }, String(p.score)),
+      ),
+    );
+    const over = v.awaiting === Awaiting.MATCH_OVER;
+    box.replaceChildren(
+      el("h2", {}, over ? `Match over: ${v.winners.map(this.who).join(" and ")} won` : `Round ${r.round}: ${this.who(r.winner)} went out first`),
+      r.order.length > 1 ? el("p", {}, `Finishing order: ${r.order.map(this.who).join(", ")}`) : "",
+      el(
+        "table",
+        { id: "scores" },
+        el("tr", {}, el("th", {}, "Seat"), el("th", {}, "Hand"), el("th", {}, "Points"), el("th", {}, "Total")),
+        ...rows,
+      ),
+    );
+  }
+
+  private countdown(): void {
+    const node = $("#countdown");
+    const view = this.view;
+    const deadline = view?.turnDeadline;
+    if (!view || !deadline || view.awaiting === Awaiting.MATCH_OVER) {
+      node.textContent = "";
+      return;
+    }
+    const at = Number(deadline.seconds) * 1000 + deadline.nanos / 1e6;
+    const left = Math.max(0, Math.ceil((at - Date.now()) / 1000));
+    node.textContent = `${left}s left for ${this.who(view.turn)}`;
+  }
+
+  private async submit(action: Action): Promise<void> {
+    clearError();
+    this.wildCard = undefined;
+    const v = this.view;
+    if (!v) return;
+    try {
+      const answer = await client.submitAction(
+        { game: this.key.game, action, requestId: crypto.randomUUID(), expectedVersion: v.version },
+        authorized(this.key.token),
+      );
+      $<HTMLInputElement>("#uno-toggle").checked = false;
+      if (answer.version > v.version) this.scheduleRefresh();
+    } catch (error) {
+      showError(error);
+      this.scheduleRefresh();
+    }
+  }
+}
+
+function faceChip(face: Face, extra = ""): HTMLElement {
+  return el("span", { class: `face c-${colorName(face.color) || "wild"} ${extra}`.trim() }, faceName(face));
+}
+
+/** A card with its active face large and its other face small (both faces of the viewer's own cards). */
+function cardElement(card: Card, side: Side, attrs: Record<string, string>): HTMLElement {
+  const active = activeFace(card, side);
+  const other = otherFace(card, side);
+  const node = el(
+    "div",
+    { ...attrs, class: `card c-${colorName(active?.color ?? Color.UNSPECIFIED) || "wild"} ${attrs.class ?? ""}`.trim() },
+    el("span", { class: "active" }, faceName(active)),
+  );
+  if (other) node.append(el("span", { class: `other c-${colorName(other.color) || "wild"}` }, faceName(other)));
+  return node;
+}
+
+// ----- start -----
+
+function route(): void {
+  const game = decodeURIComponent(location.hash.slice(1));
+  const key = game ? loadSeat(game) : undefined;
+  if (key) {
+    void enter(key).catch(showError);
+  } else {
+    table?.close();
+    table = undefined;
+    screen("lobby");
+    void listGames();
+  }
+}
+
+buildLobby();
+$("#uno-toggle").addEventListener("change", () => table?.rerender());
+$("#leave").addEventListener("click", () => {
+  location.hash = "";
+});
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,296 @@
+// End-to-end tests of the web client in headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core) against a real `unoflip serve`, which serves the committed page itself.
+// Screenshots of the table are kept in test-output/.
+//
+// Needs the server binary (UNOFLIP_BIN, default ../../target/debug/unoflip: `cargo build`) and
+// Chromium (CHROMIUM, default /usr/bin/chromium: `apt-get install chromium`); without them every
+// test says so loudly and is skipped. `.ci/run` provides both.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = process.env.UNOFLIP_BIN ?? resolve(here, "../../../target/debug/unoflip");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const OUT = resolve(here, "../test-output");
+const missing = [
+  existsSync(BIN) ? "" : `the server binary ${BIN} (run cargo build, or set UNOFLIP_BIN)`,
+  existsSync(CHROMIUM) ? "" : `Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`,
+].filter(Boolean);
+if (missing.length) {
+  // In CI nothing may be skipped: .ci/run installs what these tests need.
+  if (process.env.CI) throw new Error(`the web client's browser tests need ${missing.join(" and ")}`);
+  console.error(`\n!!! SKIPPING the web client's browser tests: missing ${missing.join(" and ")} !!!\n`);
+}
+
+/** A free TCP port on 127.0.0.1. */
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.on("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/** A running `unoflip serve` on `port`, keeping its games in `store`. */
+async function serve(port, store) {
+  const child = spawn(
+    BIN,
+    ["serve", "--listen", `127.0.0.1:${port}`, "--store", `sqlite:${store}`, "--bot-delay-ms", "60"],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let log = "";
+  child.stderr.on("data", (d) => (log += d));
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(url)).ok) return { child, url, log: () => log };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill("SIGKILL");
+  throw new Error(`the server did not start:\n${log}`);
+}
+
+async function stop(server) {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((r) => server.child.once("exit", r));
+  server.child.kill("SIGKILL");
+  await exited;
+}
+
+const version = (page) => page.evaluate(() => document.body.dataset.version ?? "");
+
+/** Clicks `locator`, then waits (a little) for the view to move on. The table changes under the
+ * person's hand (bots play), so a button gone before the click is no failure: returns whether
+ * the click happened. */
+async function click(page, locator) {
+  const before = await version(page);
+  try {
+    await locator.click({ timeout: 1000 });
+  } catch {
+    return false;
+  }
+  await page
+    .waitForFunction((v) => (document.body.dataset.version ?? "") !== v, before, { timeout: 3000 })
+    .catch(() => {});
+  return true;
+}
+
+/** One move for the seat if it has one: a playable card (with a color for a wild), else another
+ * listed action. Returns whether it acted. */
+async function move(page) {
+  const colors = page.locator("#colors button");
+  if (await colors.count()) return click(page, colors.first());
+  const playable = page.locator("#hand .card.playable");
+  if (await playable.count()) {
+    const card = playable.first();
+    const wild = await card.evaluate((c) => c.classList.contains("c-wild")).catch(() => false);
+    if (wild) {
+      if (!(await card.click({ timeout: 1000 }).then(() => true, () => false))) return false;
+    } else if (!(await click(page, card))) return false;
+    const colorsNow = page.locator("#colors button");
+    return (await colorsNow.count()) ? click(page, colorsNow.first()) : true;
+  }
+  for (const kind of ["keepCard", "acceptPenalty", "swapHands", "drawCard", "callUno", "challenge"]) {
+    const button = page.locator(`#actions button[data-kind="${kind}"]`);
+    if (await button.count()) return click(page, button.first());
+  }
+  return false;
+}
+
+/** The ids of the cards in the seat's hand, as the page shows them. */
+const handIds = (page) =>
+  page.$$eval("#hand [data-card-id]", (cards) => cards.map((c) => c.getAttribute("data-card-id")).sort());
+
+async function createGame(page, url, { seats, bots, singleRound = true, house = [] }) {
+  await page.goto(url);
+  await page.waitForSelector("#lobby:not([hidden])");
+  await page.selectOption("#ruleset", "flip");
+  await page.fill("#seats", String(seats));
+  await page.fill("#bots", String(bots));
+  if (singleRound) await page.check("#single-round");
+  for (const rule of house) await page.check(`input[name=house][value=${rule}]`);
+  await page.click("#create");
+  await page.waitForSelector("#waiting:not([hidden])");
+  return decodeURIComponent(new URL(page.url()).hash.slice(1));
+}
+
+async function screenshot(page, name) {
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+}
+
+describe("web client in Chromium", { skip: missing.length > 0 && `missing ${missing.join(", ")}` }, () => {
+  let browser;
+  let server;
+  let store;
+  let port;
+
+  before(async () => {
+    store = mkdtempSync(join(tmpdir(), "unoflip-web-"));
+    port = await freePort();
+    server = await serve(port, join(store, "games.sqlite3"));
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) await stop(server);
+    if (store) rmSync(store, { recursive: true, force: true });
+  });
+
+  test("the server serves the page on its gRPC port", async () => {
+    const page = await fetch(server.url);
+    assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+    assert.match(await page.text(), /<script type="module" src="app.js">/);
+    const app = await fetch(new URL("app.js", server.url));
+    assert.equal(app.status, 200);
+    assert.match(app.headers.get("content-type"), /javascript/);
+  });
+
+  test("a person creates a game with three bots and plays until the round ends", async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    const game = await createGame(page, server.url, { seats: 4, bots: 3 });
+    assert.match(game, /^games\//);
+    await page.click("#start");
+    await page.waitForSelector("#table:not([hidden])");
+    // The table, checked on the person's turn (the game waits for them): both faces of every own
+    // card, every opponent's count and visible faces, the piles, color, side, direction, turn.
+    await page.waitForSelector("#turn.mine", { timeout: 20000 });
+    const held = await page.locator("#hand .card").count();
+    assert.ok(held >= 7, `dealt seven, holds ${held}`);
+    assert.equal(Number(await page.locator('#players .player[data-seat="0"] .count').textContent()), held);
+    assert.equal(await page.locator("#hand .card .other").count(), held, "UNO Flip cards show both faces");
+    assert.equal(await page.locator("#players .player").count(), 4);
+    for (const seat of [1, 2, 3]) {
+      const row = page.locator(`#players .player[data-seat="${seat}"]`);
+      const count = Number(await row.locator(".count").textContent());
+      assert.ok(count >= 1);
+      assert.equal(await row.locator(".backs .face").count(), count, "an opponent's visible faces");
+    }
+    assert.match(await page.locator("#draw-count").textContent(), /^\d+$/);
+    assert.equal(await page.locator("#discard .card").count(), 1);
+    assert.match(await page.locator("#side").textContent(), /light side|dark side/);
+    assert.match(await page.locator("#direction").textContent(), /clockwise/);
+    assert.match(await page.locator("#color").textContent(), /color: /);
+    assert.match(await page.locator("#turn").textContent(), /Turn: /);
+    await page.waitForSelector("#log li", { timeout: 5000 });
+    assert.match(await page.locator("#log").textContent(), /Round 1 is dealt/, "the log tells what happened");
+    await screenshot(page, "table-start");
+
+    let moves = 0;
+    for (let i = 0; i < 3000 && !(await page.locator("#round-result").isVisible()); i++) {
+      if (await move(page)) moves++;
+      else await page.waitForTimeout(40);
+      if (moves === 3) await screenshot(page, "table-mid-game");
+    }
+    assert.ok(moves > 0, "the person played");
+    await page.waitForSelector("#round-result:not([hidden])");
+    assert.equal(await page.locator("#scores tr[data-seat]").count(), 4);
+    const totals = await page.$$eval("#scores .total", (cells) => cells.map((c) => Number(c.textContent)));
+    assert.ok(totals.some((t) => t > 0) || totals.every((t) => t === 0));
+    assert.match(await page.locator("#round-result h2").textContent(), /Match over/);
+    assert.match(await page.locator("#turn").textContent(), /match is over/);
+    await screenshot(page, "round-over");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a second seat sees only what the rules let it see, and a reload keeps the seat", async () => {
+    const a = await (await browser.newContext()).newPage();
+    const game = await createGame(a, server.url, { seats: 4, bots: 2 });
+    // A second person, in another browser context, joins the open game from the lobby.
+    const b = await (await browser.newContext()).newPage();
+    await b.goto(server.url);
+    await b.waitForSelector("#lobby:not([hidden])");
+    await b.click("#refresh");
+    await b.click(`button.join[data-game="${game}"]`);
+    await b.waitForSelector("#waiting:not([hidden])");
+    assert.match(await b.locator("#waiting-info").textContent(), /you are seat 1/);
+    await a.click("#start");
+    await a.waitForSelector("#table:not([hidden]) #hand .card");
+    await b.waitForSelector("#table:not([hidden]) #hand .card", { timeout: 10000 });
+
+    // Compare the two pages at the same version of the game.
+    let checked = false;
+    for (let i = 0; i < 100 && !checked; i++) {
+      const [va, vb] = [await version(a), await version(b)];
+      const [ha, hb] = [await handIds(a), await handIds(b)];
+      const bothFacesOfA = await a.$$eval("#hand .card .other", (o) => o.map((e) => e.textContent).sort());
+      const seenByB = await b.$$eval('#players .player[data-seat="0"] .backs .face', (f) => f.map((e) => e.textContent).sort());
+      const countSeenByB = Number(await b.locator('#players .player[data-seat="0"] .count').textContent());
+      if (va !== vb || va !== (await version(a)) || vb !== (await version(b))) {
+        await a.waitForTimeout(50);
+        continue;
+      }
+      // [V-1]: B holds only its own ids; none of A's cards is named on B's page.
+      const idsOnB = await b.$$eval("[data-card-id]", (cards) => cards.map((c) => c.getAttribute("data-card-id")));
+      assert.deepEqual(idsOnB.sort(), hb);
+      assert.equal(ha.filter((id) => hb.includes(id)).length, 0);
+      // [V-2]: B sees A's card count and the faces A's cards show to the table, no more.
+      assert.equal(countSeenByB, ha.length);
+      assert.deepEqual(seenByB, bothFacesOfA);
+      checked = true;
+    }
+    assert.ok(checked, "the two pages reached the same version");
+    await screenshot(b, "second-seat");
+
+    // A reload in the middle of the game keeps the seat and the state. B plays its turns
+    // meanwhile, until it is A's turn.
+    for (let i = 0; i < 400 && !(await a.locator("#turn.mine").count()); i++) {
+      if (!(await move(b))) await a.waitForTimeout(50);
+    }
+    await a.waitForSelector("#turn.mine", { timeout: 20000 });
+    const [before, handBefore] = [await version(a), await handIds(a)];
+    await a.reload();
+    await a.waitForSelector("#table:not([hidden]) #hand .card");
+    await a.waitForFunction((v) => document.body.dataset.version === v, before, { timeout: 5000 });
+    assert.match(await a.locator("#game-name").textContent(), /you are seat 0/);
+    assert.deepEqual(await handIds(a), handBefore);
+    assert.equal(await a.locator("#turn.mine").count(), 1);
+    await screenshot(a, "after-reload");
+  });
+
+  test("the page resumes its stream when the server comes back", async () => {
+    const page = await (await browser.newContext()).newPage();
+    await createGame(page, server.url, { seats: 2, bots: 1, singleRound: false });
+    await page.click("#start");
+    await page.waitForSelector("#turn.mine", { timeout: 20000 });
+    const before = await version(page);
+    const hand = await handIds(page);
+    await stop(server);
+    await page.waitForFunction(() => document.querySelector("#connection")?.textContent !== "", null, {
+      timeout: 10000,
+    });
+    server = await serve(port, join(store, "games.sqlite3"));
+    await page.waitForFunction(() => document.querySelector("#connection")?.textContent === "", null, {
+      timeout: 15000,
+    });
+    const story = await page.locator("#log").textContent();
+    assert.equal(await version(page), before, story);
+    assert.deepEqual(await handIds(page), hand);
+    // Play goes on over the resumed stream: the move's events arrive and the view moves on.
+    const logBefore = await page.locator("#log li").count();
+    assert.ok(await move(page));
+    await page.waitForFunction((v) => document.body.dataset.version !== v, before, { timeout: 5000 });
+    await page.waitForFunction((n) => document.querySelectorAll("#log li").length > n, logBefore, {
+      timeout: 5000,
+    });
+  });
+});
