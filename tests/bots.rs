@@ -144,6 +144,37 @@ fn the_heuristic_bot_calls_uno_with_its_play_and_declares_the_color_it_holds_mos
     );
 }
 
+/// [H-MULTI]: the heuristic bot plays identical cards together, calling UNO when they leave one.
+#[test]
+fn the_heuristic_bot_plays_identical_cards_together() {
+    use unoflip::rules::{Action, HouseRules, Options};
+    let mut t = Table::flip(3).options(Options {
+        house: HouseRules {
+            multi: true,
+            ..HouseRules::default()
+        },
+        ..Options::default()
+    });
+    let [top, a, b, g] = t.cards(["red 5", "red 2", "red 2", "green 4"]);
+    t.hand(1, &[a, b, g]).top(top);
+    let (game, _) = t.position(1, None);
+    let action = bots::choose(
+        Level::Heuristic,
+        &game.view(Viewer::Seat(1)),
+        &mut SmallRng::seed_from_u64(1),
+    );
+    match action {
+        Some(Action::PlayMany { cards, uno: true }) => {
+            let mut played = cards.as_slice().to_vec();
+            played.sort_unstable();
+            let mut pair = vec![a, b];
+            pair.sort_unstable();
+            assert_eq!(played, pair);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn the_heuristic_bot_challenges_a_wild_draw_from_a_full_hand_and_not_from_a_short_one() {
     use unoflip::rules::{Action, Color};

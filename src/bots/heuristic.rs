@@ -165,7 +165,28 @@ fn best_play(view: &View, hand: &[&CardView]) -> Option<Action> {
             best = Some((score, Action::Play { card, color, uno }));
         }
     }
-    best.map(|(_, a)| a)
+    let (_, best) = best?;
+    // [H-MULTI]: the chosen card's identical twins go with it: more cards gone in one turn
+    // (calling UNO when they leave one).
+    if let Action::Play { card, .. } = best {
+        let together = view
+            .legal_actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::PlayMany { cards, uno }
+                    if cards.as_slice().first() == Some(&card)
+                        && *uno == (hand.len().saturating_sub(cards.as_slice().len()) == 1) =>
+                {
+                    Some((cards.as_slice().len(), *a))
+                }
+                _ => None,
+            })
+            .max_by_key(|(n, _)| *n);
+        if let Some((_, many)) = together {
+            return Some(many);
+        }
+    }
+    Some(best)
 }
 
 /// How much better the table is for us after a flip: our other side against our side now, and

@@ -93,15 +93,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             Kind::Number(_) | Kind::Wild => self.emit(Event::TurnStarted { seat: next }),
             // [H-STACK]: the next player takes it (with what was stacked) or passes it on.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive if self.game.options.house.stacking => {
-                for &card in p.cards {
-                    self.emit(Event::PenaltyPending {
-                        seat: next,
-                        from: seat,
-                        card,
-                        previous_color: p.previous_color,
-                        guilty: false,
-                    });
-                }
+                self.pend(p, next, false);
             }
             // [F-ACT-1], [F-ACT-7], [C-ACT-1]: the next player draws and loses the turn.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {
@@ -119,16 +111,23 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             Kind::Flip => self.flip(p),
             // [F-ACT-5], [F-ACT-11], [C-ACT-1]: the next player takes it or challenges [F-CHAL-1].
             Kind::WildDrawTwo | Kind::WildDrawFour | Kind::WildDrawColor => {
-                for &card in p.cards {
-                    self.emit(Event::PenaltyPending {
-                        seat: next,
-                        from: seat,
-                        card,
-                        previous_color: p.previous_color,
-                        guilty: p.guilty,
-                    });
-                }
+                self.pend(p, next, p.guilty);
             }
+        }
+    }
+
+    /// The draw cards played wait for `victim` to take them or answer, one pending penalty per
+    /// card so that their totals add up [H-MULTI], [H-STACK]. `guilty` only matters for a wild
+    /// draw, the one kind that can be challenged.
+    fn pend(&mut self, p: &Played, victim: Seat, guilty: bool) {
+        for &card in p.cards {
+            self.emit(Event::PenaltyPending {
+                seat: victim,
+                from: p.seat,
+                card,
+                previous_color: p.previous_color,
+                guilty,
+            });
         }
     }
 

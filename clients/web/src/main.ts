@@ -17,6 +17,7 @@ import {
   type Action,
   type Event,
   type Game,
+  type HouseRules,
   type View,
 } from "./gen/unoflip/v1/game_pb";
 import { authorized, client, loadSeat, saveSeat, type SeatKey } from "./api";
@@ -33,16 +34,8 @@ const HOUSE_RULES: [keyof HouseRuleFlags, string][] = [
   ["playToLast", "Play to the last (H-LAST)"],
 ];
 
-type HouseRuleFlags = {
-  stacking: boolean;
-  jumpIn: boolean;
-  sevenZero: boolean;
-  drawToMatch: boolean;
-  multi: boolean;
-  falseUno: boolean;
-  strictWildDraw: boolean;
-  playToLast: boolean;
-};
+/** The house rules' switches, as the generated `HouseRules` message has them. */
+type HouseRuleFlags = Omit<HouseRules, "$typeName" | "$unknown">;
 
 const LOG_LINES = 60;
 

@@ -115,13 +115,14 @@ async function move(page) {
 const handIds = (page) =>
   page.$$eval("#hand [data-card-id]", (cards) => cards.map((c) => c.getAttribute("data-card-id")).sort());
 
-async function createGame(page, url, { seats, bots, singleRound = true, house = [] }) {
+async function createGame(page, url, { seats, bots, singleRound = true, house = [], timer = 0 }) {
   await page.goto(url);
   await page.waitForSelector("#lobby:not([hidden])");
   await page.selectOption("#ruleset", "flip");
   await page.fill("#seats", String(seats));
   await page.fill("#bots", String(bots));
   if (singleRound) await page.check("#single-round");
+  await page.fill("#timer", String(timer));
   for (const rule of house) await page.check(`input[name=house][value=${rule}]`);
   await page.click("#create");
   await page.waitForSelector("#waiting:not([hidden])");
@@ -214,7 +215,7 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
 
   test("a second seat sees only what the rules let it see, and a reload keeps the seat", async () => {
     const a = await (await browser.newContext()).newPage();
-    const game = await createGame(a, server.url, { seats: 4, bots: 2 });
+    const game = await createGame(a, server.url, { seats: 4, bots: 2, timer: 300 });
     // A second person, in another browser context, joins the open game from the lobby.
     const b = await (await browser.newContext()).newPage();
     await b.goto(server.url);
@@ -249,6 +250,12 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
       checked = true;
     }
     assert.ok(checked, "the two pages reached the same version");
+    // The turn timer runs: both pages count down the seconds left for the seat to move.
+    for (const page of [a, b]) {
+      await page.waitForFunction(() => /^\d+s left for /.test(document.querySelector("#countdown")?.textContent ?? ""));
+      const left = Number((await page.locator("#countdown").textContent()).split("s")[0]);
+      assert.ok(left > 0 && left <= 300, `${left}s left`);
+    }
     await screenshot(b, "second-seat");
 
     // A reload in the middle of the game keeps the seat and the state. B plays its turns
