@@ -627,19 +627,21 @@ impl Table {
                 continue;
             }
             let backs: Vec<String> = p.backs.iter().map(|f| self.face(Some(f))).collect();
+            let flag = if p.uno_exposed {
+                "  (no UNO called!)".to_string()
+            } else if p.out_place > 0 {
+                format!("  (out, place {})", p.out_place)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  seat {}: {} cards{}{}  score {}{}",
+                "  seat {}: {} cards{}{}  score {}{flag}",
                 p.seat,
                 p.card_count,
                 if backs.is_empty() { "" } else { ": " },
                 backs.join(", "),
                 p.score,
-                if p.uno_exposed {
-                    "  (no UNO called!)"
-                } else {
-                    ""
-                }
             );
         }
         let my_score = v
