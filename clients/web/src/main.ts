@@ -477,7 +477,7 @@ class Table {
     if (!v) return;
     try {
       const answer = await client.submitAction(
-        { game: this.key.game, action, requestId: crypto.randomUUID(), expectedVersion: v.version },
+        { game: this.key.game, action, requestId: requestId(), expectedVersion: v.version },
         authorized(this.key.token),
       );
       $<HTMLInputElement>("#uno-toggle").checked = false;
@@ -487,6 +487,13 @@ class Table {
       this.scheduleRefresh();
     }
   }
+}
+
+/** A fresh request id. `crypto.randomUUID` exists only in secure contexts (https, localhost);
+ * `getRandomValues` also works for a page served over plain http on a LAN address. */
+function requestId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function faceChip(face: Face, extra = ""): HTMLElement {
