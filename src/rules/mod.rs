@@ -16,6 +16,10 @@
 //!   [F-ACT], [F-FLIP], [F-START], [F-END], [C-*].
 //! - `draw`: draws, drawing until a color, reshuffles [F-ACT-11], [F-EMPTY].
 //! - `state`: the state and `apply`; `event`: the events; `view`: views and projections [V].
+//! - House rules [H], switched on in `setup`'s `HouseRules`: what may be played in `legal`
+//!   ([H-STRICT], [H-JUMP], [H-STACK], [H-MULTI], [H-FALSEUNO]); what a play does in `effect`
+//!   ([H-SEVEN0], [H-STACK], [H-MULTI], [H-LAST]); [H-DRAWMATCH] in `draw`; false calls and
+//!   jump-ins in `decide`; seats out of the round in `state` ([H-LAST]).
 
 mod action;
 mod card;
