@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{Committed, EventStore, StoreError, StoreFuture};
-use crate::rules::{Event, decode, encode};
+use super::{Committed, EventStore, StoreError, StoreFuture, decode_stored};
+use crate::rules::{Event, encode};
 
 /// Every game's encoded events, and the global order of appends (position = index + 1).
 #[derive(Default)]
@@ -82,13 +82,7 @@ impl EventStore for MemoryStore {
             log.iter()
                 .enumerate()
                 .skip(start)
-                .map(|(i, text)| {
-                    decode(text).map_err(|error| StoreError::Corrupt {
-                        game: game.to_owned(),
-                        version: i as u64 + 1,
-                        error,
-                    })
-                })
+                .map(|(i, text)| decode_stored(game, i as u64 + 1, text))
                 .collect()
         })
     }
@@ -103,16 +97,11 @@ impl EventStore for MemoryStore {
                     .ok()
                     .and_then(|v| guard.games.get(game)?.get(v))
                     .map_or("", String::as_str);
-                let event = decode(text).map_err(|error| StoreError::Corrupt {
-                    game: game.clone(),
-                    version: *version,
-                    error,
-                })?;
                 out.push(Committed {
                     position: i as u64 + 1,
                     game: game.clone(),
                     version: *version,
-                    event,
+                    event: decode_stored(game, *version, text)?,
                 });
             }
             Ok(out)

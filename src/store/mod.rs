@@ -21,7 +21,7 @@ pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
-use crate::rules::{DecodeError, Event};
+use crate::rules::{DecodeError, Event, decode};
 
 /// A boxed future, so the trait can be used as `dyn EventStore`.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -76,6 +76,51 @@ pub struct Committed {
     pub version: u64,
     /// The event.
     pub event: Event,
+}
+
+impl Committed {
+    /// A firehose row as the SQL stores keep it: position, game, version and the event's text.
+    fn from_row(position: i64, game: String, version: i64, text: &str) -> Result<Self, StoreError> {
+        let version = u64::try_from(version).unwrap_or(0);
+        Ok(Committed {
+            event: decode_stored(&game, version, text)?,
+            position: u64::try_from(position).unwrap_or(0),
+            game,
+            version,
+        })
+    }
+}
+
+/// Event `version` of `game`, from its stored text; a text that is not an event is `Corrupt`.
+fn decode_stored(game: &str, version: u64, text: &str) -> Result<Event, StoreError> {
+    decode(text).map_err(|error| StoreError::Corrupt {
+        game: game.to_owned(),
+        version,
+        error,
+    })
+}
+
+/// A game's stored `(version, text)` rows after event `after`, in order: decoded, and checked to
+/// follow on from `after` with no version missing (`Gap`).
+fn decode_log(
+    game: &str,
+    after: u64,
+    rows: impl IntoIterator<Item = Result<(i64, String), StoreError>>,
+) -> Result<Vec<Event>, StoreError> {
+    let mut events = Vec::new();
+    for (next, row) in (after + 1..).zip(rows) {
+        let (version, text) = row?;
+        let version = u64::try_from(version).unwrap_or(0);
+        if version != next {
+            return Err(StoreError::Gap {
+                game: game.to_owned(),
+                expected: next,
+                found: version,
+            });
+        }
+        events.push(decode_stored(game, version, &text)?);
+    }
+    Ok(events)
 }
 
 /// Where games' events are kept. Versions count events from 1.

@@ -14,8 +14,8 @@
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::{Committed, EventStore, StoreError, StoreFuture};
-use crate::rules::{Event, decode, encode};
+use super::{Committed, EventStore, StoreError, StoreFuture, decode_log};
+use crate::rules::{Event, encode};
 
 /// SQLSTATE of a unique violation.
 const UNIQUE_VIOLATION: &str = "23505";
@@ -214,23 +214,7 @@ impl EventStore for PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(unavailable)?;
-            let mut events = Vec::with_capacity(rows.len());
-            for (next, (version, body)) in (after + 1..).zip(rows) {
-                let version = u64::try_from(version).unwrap_or(0);
-                if version != next {
-                    return Err(StoreError::Gap {
-                        game: game.to_owned(),
-                        expected: next,
-                        found: version,
-                    });
-                }
-                events.push(decode(&body).map_err(|error| StoreError::Corrupt {
-                    game: game.to_owned(),
-                    version,
-                    error,
-                })?);
-            }
-            Ok(events)
+            decode_log(game, after, rows.into_iter().map(Ok))
         })
     }
 
@@ -249,22 +233,11 @@ impl EventStore for PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(unavailable)?;
-            let mut out = Vec::with_capacity(rows.len());
-            for (position, game, version, body) in rows {
-                let version = u64::try_from(version).unwrap_or(0);
-                let event = decode(&body).map_err(|error| StoreError::Corrupt {
-                    game: game.clone(),
-                    version,
-                    error,
-                })?;
-                out.push(Committed {
-                    position: u64::try_from(position).unwrap_or(0),
-                    game,
-                    version,
-                    event,
-                });
-            }
-            Ok(out)
+            rows.into_iter()
+                .map(|(position, game, version, body)| {
+                    Committed::from_row(position, game, version, &body)
+                })
+                .collect()
         })
     }
 

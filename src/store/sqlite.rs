@@ -11,8 +11,8 @@ use std::sync::mpsc;
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::{Committed, EventStore, StoreError, StoreFuture};
-use crate::rules::{Event, decode, encode};
+use super::{Committed, EventStore, StoreError, StoreFuture, decode_log};
+use crate::rules::{Event, encode};
 
 /// Requests taken together in one transaction at most.
 const MAX_BATCH: usize = 4096;
@@ -418,25 +418,7 @@ fn read(conn: &Connection, game: &str, after: u64) -> Result<Vec<Event>, StoreEr
             Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
         })
         .map_err(unavailable)?;
-    let mut events = Vec::new();
-    for (next, row) in (after + 1..).zip(rows) {
-        let (version, body) = row.map_err(unavailable)?;
-        let version = u64::try_from(version).unwrap_or(0);
-        if version != next {
-            return Err(StoreError::Gap {
-                game: game.to_owned(),
-                expected: next,
-                found: version,
-            });
-        }
-        let event = decode(&body).map_err(|error| StoreError::Corrupt {
-            game: game.to_owned(),
-            version,
-            error,
-        })?;
-        events.push(event);
-    }
-    Ok(events)
+    decode_log(game, after, rows.map(|row| row.map_err(unavailable)))
 }
 
 /// Every game's events after global position `after`. One thread commits appends one batch
@@ -460,23 +442,11 @@ fn read_all(conn: &Connection, after: u64, limit: usize) -> Result<Vec<Committed
             ))
         })
         .map_err(unavailable)?;
-    let mut out = Vec::new();
-    for row in rows {
+    rows.map(|row| {
         let (position, game, version, body) = row.map_err(unavailable)?;
-        let version = u64::try_from(version).unwrap_or(0);
-        let event = decode(&body).map_err(|error| StoreError::Corrupt {
-            game: game.clone(),
-            version,
-            error,
-        })?;
-        out.push(Committed {
-            position: u64::try_from(position).unwrap_or(0),
-            game,
-            version,
-            event,
-        });
-    }
-    Ok(out)
+        Committed::from_row(position, game, version, &body)
+    })
+    .collect()
 }
 
 fn unfinished(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
