@@ -192,13 +192,7 @@ async fn play_whole_game(ruleset: pb::Ruleset, seed: u64) {
         assert!(actions < 5000, "the game ends");
     }
     assert!(actions >= 10, "a whole game takes moves");
-    let finished = client
-        .get_game(pb::GetGameRequest { name: game.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let finished = get_game(&mut client, &game).await;
     assert_eq!(finished.status, pb::GameStatus::Finished as i32);
     // A finished game's whole log can be exported by anyone.
     let export = client
@@ -260,13 +254,7 @@ async fn house_rules_over_the_api() {
             ..options(ruleset, 3)
         };
         let (game, tokens) = started(&mut client, options).await;
-        let shown = client
-            .get_game(pb::GetGameRequest { name: game.clone() })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let shown = get_game(&mut client, &game).await;
         assert_eq!(
             shown.options.unwrap().house_rules,
             Some(house),

@@ -175,7 +175,8 @@ pub async fn submit(
         .map(|r| r.into_inner())
 }
 
-pub async fn game_version(client: &mut Client, game: &str) -> u64 {
+/// The game as `GetGame` shows it.
+pub async fn get_game(client: &mut Client, game: &str) -> pb::Game {
     client
         .get_game(pb::GetGameRequest { name: game.into() })
         .await
@@ -183,7 +184,10 @@ pub async fn game_version(client: &mut Client, game: &str) -> u64 {
         .into_inner()
         .game
         .unwrap()
-        .version
+}
+
+pub async fn game_version(client: &mut Client, game: &str) -> u64 {
+    get_game(client, game).await.version
 }
 
 /// Plays `seat` until the match ends, every other seat being played by the server: each time
