@@ -1,7 +1,7 @@
 //! The web client, served from the binary on the gRPC port: a `GET` (or `HEAD`) of `/`,
-//! `/index.html`, `/app.js` or `/style.css` gets the page built into `clients/web/dist` (committed,
-//! so serving it needs no Node); every other request goes on to the gRPC services, grpc-web
-//! included.
+//! `/index.html`, `/app.js` or `/style.css` gets the page of `clients/web` (its script as built
+//! into `clients/web/dist`, committed, so serving it needs no Node); every other request goes on
+//! to the gRPC services, grpc-web included.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,11 +25,7 @@ macro_rules! asset {
         Asset {
             path: $path,
             mime: $mime,
-            body: include_bytes!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/clients/web/dist/",
-                $file
-            )),
+            body: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/clients/web/", $file)),
         }
     };
 }
@@ -37,7 +33,7 @@ macro_rules! asset {
 const ASSETS: &[Asset] = &[
     asset!("/", "index.html", "text/html; charset=utf-8"),
     asset!("/index.html", "index.html", "text/html; charset=utf-8"),
-    asset!("/app.js", "app.js", "text/javascript; charset=utf-8"),
+    asset!("/app.js", "dist/app.js", "text/javascript; charset=utf-8"),
     asset!("/style.css", "style.css", "text/css; charset=utf-8"),
 ];
 

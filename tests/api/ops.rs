@@ -26,16 +26,16 @@ async fn http_get(addr: std::net::SocketAddr, method: &str, path: &str) -> Strin
     String::from_utf8_lossy(&response).into_owned()
 }
 
-/// The web client is served from the binary on the gRPC port: the page, its script and its
-/// style, byte for byte the committed build in clients/web/dist.
+/// The web client is served from the binary on the gRPC port: the page, its script (the
+/// committed build in clients/web/dist) and its style, byte for byte.
 #[tokio::test]
 async fn the_web_client_is_served_on_the_grpc_port() {
     let server = server().await;
-    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/web/dist");
+    let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/web");
     for (path, file, mime) in [
         ("/", "index.html", "text/html"),
         ("/index.html", "index.html", "text/html"),
-        ("/app.js", "app.js", "text/javascript"),
+        ("/app.js", "dist/app.js", "text/javascript"),
         ("/style.css", "style.css", "text/css"),
     ] {
         let text = http_get(server.addr, "GET", path).await;
@@ -45,7 +45,7 @@ async fn the_web_client_is_served_on_the_grpc_port() {
         let body = text.split_once("\r\n\r\n").unwrap().1;
         assert_eq!(
             body,
-            std::fs::read_to_string(dist.join(file)).unwrap(),
+            std::fs::read_to_string(web.join(file)).unwrap(),
             "{path}"
         );
     }

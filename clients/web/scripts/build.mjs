@@ -1,8 +1,8 @@
-// Builds the page into dist/ (committed, and served by `unoflip serve` from the binary):
-// dist/app.js (src/main.ts and its imports, bundled by esbuild), index.html and style.css.
+// Builds the page's script, dist/app.js (src/main.ts and its imports, bundled by esbuild),
+// committed and served by `unoflip serve` from the binary with index.html and style.css.
 // Run it with `npm run build`, which first regenerates src/gen from ../../proto.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,5 +20,4 @@ await build({
   outfile: join(dist, "app.js"),
   logLevel: "warning",
 });
-for (const file of ["index.html", "style.css"]) copyFileSync(join(root, file), join(dist, file));
 console.log("built", dist);
