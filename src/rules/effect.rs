@@ -23,10 +23,12 @@ struct Played<'a> {
 }
 
 impl Played<'_> {
-    /// [H-MULTI]: the penalty cards of the draw cards played after the first.
-    fn more_penalty(&self) -> usize {
+    /// The cards the victim of these draw cards takes besides the first card's own: what was
+    /// stacked before [H-STACK], and the penalty of each card after the first [H-MULTI].
+    fn extra_penalty(&self) -> usize {
         let each = usize::try_from(self.kind.penalty_cards()).unwrap_or(0);
-        each * self.cards.len().saturating_sub(1)
+        let stacked = usize::try_from(self.stacked).unwrap_or(0);
+        stacked + each * self.cards.len().saturating_sub(1)
     }
 }
 
@@ -97,7 +99,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
             }
             // [F-ACT-1], [F-ACT-7], [C-ACT-1]: the next player draws and loses the turn.
             Kind::DrawOne | Kind::DrawTwo | Kind::DrawFive => {
-                self.draw_penalty(next, p.kind, p.more_penalty(), DrawCause::Penalty);
+                self.draw_penalty(next, p.kind, p.extra_penalty(), DrawCause::Penalty);
                 let after = self.game.next_seat(next);
                 self.emit(Event::TurnStarted { seat: after });
             }
@@ -138,8 +140,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     fn last_card_effect(&mut self, p: &Played) {
         let next = self.game.next_seat(p.seat);
         if p.kind.is_draw() {
-            let extra = p.more_penalty() + usize::try_from(p.stacked).unwrap_or(0);
-            self.draw_penalty(next, p.kind, extra, DrawCause::Penalty);
+            self.draw_penalty(next, p.kind, p.extra_penalty(), DrawCause::Penalty);
             let after = self.game.next_seat(next);
             self.emit(Event::TurnStarted { seat: after });
             return;
@@ -198,8 +199,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
     fn end_round(&mut self, p: &Played) {
         let next = self.game.next_seat(p.seat);
         if p.kind.is_draw() {
-            let extra = p.more_penalty() + usize::try_from(p.stacked).unwrap_or(0);
-            self.draw_penalty(next, p.kind, extra, DrawCause::Penalty);
+            self.draw_penalty(next, p.kind, p.extra_penalty(), DrawCause::Penalty);
         } else if p.kind == Kind::Flip {
             for _ in p.cards {
                 self.emit(Event::Flipped);
