@@ -1,6 +1,6 @@
 //! Recovery: the time a restarted server takes to rebuild every unfinished game from an SQLite
 //! file. Fills a fresh file with `RECOVERY_GAMES` (default 10,000) started four-seat games with
-//! `RECOVERY_MOVES` (default 20) moves each, then times `Games::recover` on a new server, once
+//! `RECOVERY_MOVES` (default 20) moves each, then times `Registry::recover` on a new server, once
 //! with the snapshots the server took (every 256 events) and once with them deleted (every log
 //! folded from its first event).
 //!
@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use unoflip::proto as pb;
 use unoflip::rules::{Action, Color, Viewer};
-use unoflip::service::{Config, Games};
+use unoflip::service::{Config, Registry, convert};
 use unoflip::store::SqliteStore;
 
 fn env(name: &str, default: usize) -> usize {
@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = dir.join("games.sqlite3");
     let fill = Instant::now();
     {
-        let games = Games::new(Arc::new(SqliteStore::open(&path)?), Config::default());
+        let games = Registry::new(Arc::new(SqliteStore::open(&path)?), Config::default());
         let mut tasks = Vec::new();
         for _ in 0..games_n {
             let games = games.clone();
@@ -40,14 +40,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     seats: 4,
                     ..Default::default()
                 };
-                let created = games.create(&options, false).await?;
-                let handle = games.get(&created.name)?;
+                let created = games
+                    .create(convert::new_game(&options)?, false, None)
+                    .await?;
+                let handle = created.name;
+                let mut tokens = Vec::new();
                 for seat in 0..4 {
-                    games.join(&handle, Some(seat), "p").await?;
+                    tokens.push(games.join(&handle, Some(seat), "p").await?.1);
                 }
-                games.start(&handle).await?;
+                games.start(&handle, Some(&tokens[0])).await?;
                 for _ in 0..moves {
-                    let v = games.view(&handle, Viewer::Spectator).await?;
+                    let (v, _) = games.view(&handle, Viewer::Spectator).await?;
+                    let v = convert::view(&handle, &v, None);
                     let action = match pb::Awaiting::try_from(v.awaiting) {
                         Ok(pb::Awaiting::Play) => Action::Draw,
                         Ok(pb::Awaiting::PlayOrKeepDrawn) => Action::Keep,
@@ -58,8 +62,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         Ok(pb::Awaiting::ChooseColor) => Action::ChooseColor { color: Color::Red },
                         _ => break,
                     };
+                    let token = Some(tokens[v.turn as usize].as_str());
                     games
-                        .submit(&handle, v.turn as usize, action, "", None)
+                        .submit(&handle, token, action, String::new(), None)
                         .await?;
                 }
                 Ok::<_, unoflip::service::ServiceError>(())
@@ -80,7 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if !with_snapshots {
             rusqlite::Connection::open(&path)?.execute("DELETE FROM snapshots", [])?;
         }
-        let games = Games::new(Arc::new(SqliteStore::open(&path)?), Config::default());
+        let games = Registry::new(Arc::new(SqliteStore::open(&path)?), Config::default());
         let start = Instant::now();
         let recovered = games.recover().await?;
         let took = start.elapsed();

@@ -6,14 +6,14 @@
 //! - [`proto`]: the code generated from `proto/unoflip/v1/` (messages, client, server).
 //! - [`service`]: the gRPC service: games and seats, auth, per-viewer streams, `serve`.
 //! - [`store`]: the event store behind the service (memory, SQLite, PostgreSQL).
-//! - [`bots`]: built-in bots that play from a seat's view; [`arena`]: bot against bot.
-//! - [`play`]: `unoflip play`, a terminal client for a person, over gRPC like any client.
+//! - [`bots`]: built-in bots that play from a seat's view.
+//! - [`cli`]: the subcommands: `serve`, `play` (a terminal client for a person, over gRPC like
+//!   any client) and `arena` (bot against bot).
 
 #![deny(clippy::unwrap_used)]
 
-pub mod arena;
 pub mod bots;
-pub mod play;
+pub mod cli;
 pub mod rules;
 pub mod service;
 pub mod store;

@@ -5,16 +5,11 @@
 
 #![deny(clippy::unwrap_used)]
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-
 use clap::{Parser, Subcommand, ValueEnum};
-use unoflip::arena::{self, ArenaConfig};
 use unoflip::bots::Level;
+use unoflip::cli::arena::{self, ArenaConfig};
+use unoflip::cli::serve::{self, ServeArgs};
 use unoflip::rules::Ruleset;
-use unoflip::service::{self, Config, Games, Limits};
-use unoflip::store::{EventStore, MemoryStore, PostgresStore, SqliteStore};
 
 #[derive(Parser)]
 #[command(
@@ -89,40 +84,7 @@ enum Command {
         no_color: bool,
     },
     /// Runs the gRPC server (grpc-web and CORS included).
-    Serve {
-        /// Address to listen on.
-        #[arg(long, env = "UNOFLIP_LISTEN", default_value = "127.0.0.1:50051")]
-        listen: SocketAddr,
-        /// The admin token (fixed decks, exports of running games). None: no admin calls.
-        #[arg(long, env = "UNOFLIP_ADMIN_TOKEN")]
-        admin_token: Option<String>,
-        /// Where games are kept: `sqlite:<path>` (an embedded file, created if missing),
-        /// `postgres://...` (PostgreSQL, schema created at start) or `memory` (lost when the
-        /// server stops).
-        #[arg(long, env = "UNOFLIP_STORE", default_value = "sqlite:unoflip.sqlite3")]
-        store: String,
-        /// Seconds an idle stream waits before a heartbeat.
-        #[arg(long, env = "UNOFLIP_HEARTBEAT_SECS", default_value_t = 15)]
-        heartbeat_secs: u64,
-        /// Messages buffered per stream.
-        #[arg(long, env = "UNOFLIP_STREAM_BUFFER", default_value_t = 256)]
-        stream_buffer: usize,
-        /// Most games held at once.
-        #[arg(long, env = "UNOFLIP_MAX_GAMES", default_value_t = 100_000)]
-        max_games: usize,
-        /// Requests handled at once per connection.
-        #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
-        concurrency_per_connection: usize,
-        /// Seconds a unary call may take.
-        #[arg(long, env = "UNOFLIP_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
-        request_timeout_secs: u64,
-        /// Milliseconds a bot waits before each move, so that people can follow the game.
-        #[arg(long, env = "UNOFLIP_BOT_DELAY_MS", default_value_t = 800)]
-        bot_delay_ms: u64,
-        /// Requests per second one connection may send (0: no limit).
-        #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
-        rate_limit: u64,
-    },
+    Serve(ServeArgs),
 }
 
 #[tokio::main]
@@ -146,7 +108,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             bots,
             no_color,
         } => {
-            let options = unoflip::play::PlayOptions {
+            let options = unoflip::cli::play::PlayOptions {
                 server,
                 game,
                 seat,
@@ -158,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 color: !no_color,
             };
             let input = tokio::io::BufReader::new(tokio::io::stdin());
-            unoflip::play::run(options, input).await?;
+            unoflip::cli::play::run(options, input).await?;
         }
         Command::Arena {
             games,
@@ -166,53 +128,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             levels,
             seed,
         } => arena(games, ruleset, levels, seed)?,
-        Command::Serve {
-            listen,
-            admin_token,
-            store,
-            heartbeat_secs,
-            stream_buffer,
-            max_games,
-            concurrency_per_connection,
-            request_timeout_secs,
-            rate_limit,
-            bot_delay_ms,
-        } => {
-            let store: Arc<dyn EventStore> = if store == "memory" {
-                Arc::new(MemoryStore::new())
-            } else if let Some(path) = store.strip_prefix("sqlite:") {
-                Arc::new(SqliteStore::open(std::path::Path::new(path))?)
-            } else if store.starts_with("postgres://") || store.starts_with("postgresql://") {
-                Arc::new(PostgresStore::connect(&store).await?)
-            } else {
-                return Err(format!(
-                    "--store {store:?}: expected sqlite:<path>, postgres://... or memory"
-                )
-                .into());
-            };
-            let config = Config {
-                admin_token,
-                heartbeat: Duration::from_secs(heartbeat_secs.max(1)),
-                stream_buffer,
-                max_games,
-                bot_delay: Duration::from_millis(bot_delay_ms),
-            };
-            let limits = Limits {
-                concurrency_per_connection,
-                request_timeout: Duration::from_secs(request_timeout_secs.max(1)),
-                requests_per_second_per_connection: rate_limit,
-            };
-            let listener = tokio::net::TcpListener::bind(listen).await?;
-            tracing::info!(address = %listener.local_addr()?, "unoflip serving");
-            service::serve(
-                listener,
-                Games::new(store, config),
-                limits,
-                shutdown_signal(),
-            )
-            .await?;
-            tracing::info!("unoflip stopped");
-        }
+        Command::Serve(args) => serve::run(args).await?,
     }
     Ok(())
 }
@@ -268,27 +184,4 @@ fn arena(
         );
     }
     Ok(())
-}
-
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
-    tracing::info!("shutting down");
 }

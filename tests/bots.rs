@@ -5,8 +5,8 @@ mod common;
 use common::Table;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use unoflip::arena::{self, ArenaConfig};
 use unoflip::bots::{self, Level};
+use unoflip::cli::arena::{self, ArenaConfig};
 use unoflip::rules::{Ruleset, Viewer};
 
 #[test]

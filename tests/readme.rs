@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use unoflip::service::{self, Config, Games, Limits};
+use unoflip::service::{self, Config, Lifecycle, Limits, Registry};
 use unoflip::store::MemoryStore;
 
 fn root() -> &'static Path {
@@ -48,10 +48,13 @@ async fn the_readme_session_plays_a_move_with_buf_curl() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let config = Config {
-        bot_delay: std::time::Duration::from_millis(300),
+        lifecycle: Lifecycle {
+            bot_delay: std::time::Duration::from_millis(300),
+            ..Lifecycle::default()
+        },
         ..Config::default()
     };
-    let games = Games::new(Arc::new(MemoryStore::new()), config);
+    let games = Registry::new(Arc::new(MemoryStore::new()), config);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(service::serve(listener, games, Limits::default(), async {
         let _ = stopped.await;

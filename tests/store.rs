@@ -45,13 +45,16 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     let (a, b) = (g("a"), g("b"));
     // Appends from 0 and reads back; each append wakes those waiting for new events.
     let mut wake = store.changes();
-    assert_eq!(store.append(&a, 0, &[created(), turn(1)]).await, Ok(2));
+    assert_eq!(
+        store.append(&a, 0, &[created(), turn(1)], None).await,
+        Ok(2)
+    );
     let expected = format!("2 {a}");
     let woken = tokio::time::timeout(std::time::Duration::from_secs(10), async {
         loop {
             // Other tests may share the store; "*" may come first on a shared one.
             match wake.recv().await {
-                Ok(note) if note == expected => return true,
+                Ok(note) if note.to_note() == expected => return true,
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(_) => return false,
             }
@@ -65,7 +68,7 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     assert_eq!(store.read(&g("none"), 0).await.unwrap(), vec![]);
     // A stale expected version is refused and appends nothing.
     assert_eq!(
-        store.append(&a, 1, &[turn(0)]).await,
+        store.append(&a, 1, &[turn(0)], None).await,
         Err(StoreError::Conflict {
             game: a.clone(),
             expected: 1,
@@ -73,7 +76,7 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         })
     );
     assert_eq!(
-        store.append(&a, 5, &[turn(0)]).await,
+        store.append(&a, 5, &[turn(0)], None).await,
         Err(StoreError::Conflict {
             game: a.clone(),
             expected: 5,
@@ -81,13 +84,16 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         })
     );
     assert_eq!(store.read(&a, 0).await.unwrap().len(), 2);
-    assert_eq!(store.append(&a, 2, &[turn(0)]).await, Ok(3));
+    assert_eq!(store.append(&a, 2, &[turn(0)], None).await, Ok(3));
     // Games are independent.
-    assert_eq!(store.append(&b, 0, &[created()]).await, Ok(1));
+    assert_eq!(store.append(&b, 0, &[created()], None).await, Ok(1));
     assert_eq!(store.read(&b, 0).await.unwrap(), vec![created()]);
     // Two writers racing for the same version: exactly one wins.
     let (first, second) = ([turn(0)], [turn(1)]);
-    let (x, y) = tokio::join!(store.append(&b, 1, &first), store.append(&b, 1, &second));
+    let (x, y) = tokio::join!(
+        store.append(&b, 1, &first, None),
+        store.append(&b, 1, &second, None)
+    );
     assert!(x.is_ok() != y.is_ok(), "{x:?} {y:?}");
     assert_eq!(store.read(&b, 0).await.unwrap().len(), 2);
     // Many games at once (group commit in the SQLite store).
@@ -96,9 +102,9 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
             let store = store.clone();
             let game = format!("games/{p}many-{i}");
             tokio::spawn(async move {
-                store.append(&game, 0, &[created()]).await?;
+                store.append(&game, 0, &[created()], None).await?;
                 store
-                    .append(&game, 1, &[turn(i % 2), turn(1 - i % 2)])
+                    .append(&game, 1, &[turn(i % 2), turn(1 - i % 2)], None)
                     .await
             })
         })
@@ -220,13 +226,16 @@ async fn a_sqlite_store_keeps_its_events_across_reopening() {
     let a = "games/a".to_owned();
     {
         let store = SqliteStore::open(&path).unwrap();
-        store.append(&a, 0, &[created(), turn(1)]).await.unwrap();
+        store
+            .append(&a, 0, &[created(), turn(1)], None)
+            .await
+            .unwrap();
         store.save_game(&a, "{}", false).await.unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.read(&a, 0).await.unwrap(), vec![created(), turn(1)]);
     assert_eq!(store.unfinished().await.unwrap().len(), 1);
-    assert_eq!(store.append(&a, 2, &[turn(0)]).await, Ok(3));
+    assert_eq!(store.append(&a, 2, &[turn(0)], None).await, Ok(3));
 }
 
 #[tokio::test]
@@ -234,14 +243,17 @@ async fn damaged_sqlite_data_is_refused_with_the_game_and_version() {
     let path = tempdir().join("events.sqlite3");
     let store = SqliteStore::open(&path).unwrap();
     store
-        .append("games/bad", 0, &[created(), turn(1), turn(0)])
+        .append("games/bad", 0, &[created(), turn(1), turn(0)], None)
         .await
         .unwrap();
     store
-        .append("games/gap", 0, &[created(), turn(1), turn(0)])
+        .append("games/gap", 0, &[created(), turn(1), turn(0)], None)
         .await
         .unwrap();
-    store.append("games/good", 0, &[created()]).await.unwrap();
+    store
+        .append("games/good", 0, &[created()], None)
+        .await
+        .unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute("UPDATE events SET body = '{\"v\":7,\"type\":\"turn_started\",\"seat\":0}' WHERE game = 'games/bad' AND version = 2", []).unwrap();
@@ -313,7 +325,7 @@ async fn the_postgres_global_order_never_skips_an_event_committed_late() {
     .await
     .unwrap();
     // A later append commits at once.
-    store.append(&fast, 0, &[created()]).await.unwrap();
+    store.append(&fast, 0, &[created()], None).await.unwrap();
     let ours = |all: Vec<Committed>| -> Vec<String> {
         all.into_iter()
             .filter(|c| c.game == slow || c.game == fast)
@@ -339,7 +351,10 @@ async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
     };
     let _alone = POSTGRES.lock().await;
     let game = format!("games/t{}-bad", rand_suffix());
-    store.append(&game, 0, &[created(), turn(1)]).await.unwrap();
+    store
+        .append(&game, 0, &[created(), turn(1)], None)
+        .await
+        .unwrap();
     let pool = sqlx::PgPool::connect(&common::test_postgres_url())
         .await
         .unwrap();

@@ -225,6 +225,9 @@ pub enum Event {
         /// The winners.
         winners: Vec<Seat>,
     },
+    /// The match ended without winners: for a long while nobody but the server moved
+    /// (time-outs and bots only), so the server gave it up (SERVICE.md, lifecycle).
+    MatchAbandoned,
 }
 
 /// The format version written by this server.

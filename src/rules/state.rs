@@ -355,6 +355,10 @@ impl Game {
                 self.phase = Phase::MatchOver;
                 self.winners.clone_from(winners);
             }
+            Event::MatchAbandoned => {
+                self.phase = Phase::MatchOver;
+                self.winners.clear();
+            }
         }
     }
 

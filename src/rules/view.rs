@@ -375,6 +375,8 @@ pub enum SeenEvent {
         /// Winners.
         winners: Vec<Seat>,
     },
+    /// See [`Event::MatchAbandoned`].
+    MatchAbandoned,
 }
 
 impl Game {
@@ -635,5 +637,6 @@ pub fn project(game: &Game, event: &Event, viewer: Viewer) -> SeenEvent {
         Event::MatchEnded { winners } => SeenEvent::MatchEnded {
             winners: winners.clone(),
         },
+        Event::MatchAbandoned => SeenEvent::MatchAbandoned,
     }
 }

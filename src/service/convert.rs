@@ -9,6 +9,101 @@ use crate::rules::{
 };
 
 use super::error::ServiceError;
+use super::game::Submitted;
+use super::lobby::{GameInfo, Lobby, Status};
+use super::registry::NewGame;
+
+/// `CreateGame`'s options to domain.
+pub fn new_game(o: &pb::GameOptions) -> Result<NewGame, ServiceError> {
+    Ok(NewGame {
+        ruleset: ruleset_from(o.ruleset)?,
+        seats: o.seats,
+        options: options_from(o)?,
+        first_dealer: o.first_dealer,
+        deck_order: o.deck_order.clone(),
+        bot_seats: o.bot_seats.clone(),
+        bot_level: bot_level_from(o.bot_level)?,
+        turn_timer: (o.turn_timer_seconds > 0)
+            .then(|| std::time::Duration::from_secs(u64::from(o.turn_timer_seconds))),
+    })
+}
+
+/// The options a game was created with, as shown to clients (no deck order).
+pub fn shown_options(lobby: &Lobby) -> pb::GameOptions {
+    let setup = &lobby.setup;
+    let h = &setup.options.house;
+    pb::GameOptions {
+        ruleset: ruleset(setup.ruleset) as i32,
+        seats: count(setup.seats),
+        scoring: match setup.options.scoring {
+            Scoring::Standard => pb::Scoring::Standard,
+            Scoring::Alternative => pb::Scoring::Alternative,
+        } as i32,
+        target_score: setup.options.target,
+        single_round: setup.options.single_round,
+        house_rules: (*h != HouseRules::default()).then_some(pb::HouseRules {
+            stacking: h.stacking,
+            jump_in: h.jump_in,
+            seven_zero: h.seven_zero,
+            draw_to_match: h.draw_to_match,
+            multi: h.multi,
+            false_uno: h.false_uno,
+            strict_wild_draw: h.strict_wild_draw,
+            play_to_last: h.play_to_last,
+        }),
+        turn_timer_seconds: lobby
+            .timer
+            .map_or(0, |t| u32::try_from(t.as_secs()).unwrap_or(u32::MAX)),
+        bot_seats: seats(&lobby.bot_seats),
+        first_dealer: setup.first_dealer.map(seat),
+        deck_order: Vec::new(),
+        bot_level: match lobby.bot_level {
+            crate::bots::Level::Random => pb::BotLevel::Random,
+            crate::bots::Level::Heuristic => pb::BotLevel::Heuristic,
+        } as i32,
+    }
+}
+
+/// A game's public description.
+pub fn game(info: &GameInfo) -> pb::Game {
+    pb::Game {
+        name: info.name.clone(),
+        options: Some(shown_options(&info.lobby)),
+        status: match info.status {
+            Status::Waiting => pb::GameStatus::Waiting,
+            Status::Playing => pb::GameStatus::Playing,
+            Status::Finished => pb::GameStatus::Finished,
+            Status::Abandoned => pb::GameStatus::Abandoned,
+            Status::Expired => pb::GameStatus::Expired,
+        } as i32,
+        seats: info
+            .lobby
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pb::SeatInfo {
+                seat: seat(i),
+                taken: s.taken,
+                player_name: s.name.clone(),
+                played_by_server: s.server_played,
+            })
+            .collect(),
+        version: info.version,
+        winners: seats(&info.winners),
+    }
+}
+
+/// A move's answer.
+pub fn submitted(s: &Submitted) -> pb::SubmitActionResponse {
+    pb::SubmitActionResponse {
+        version: s.version,
+        events: s
+            .events
+            .iter()
+            .map(|(version, e)| event(*version, e, None))
+            .collect(),
+    }
+}
 
 /// Domain `Face` to protobuf.
 pub fn face(f: Face) -> pb::Face {
@@ -377,13 +472,13 @@ pub fn view(game: &str, v: &View, deadline: Option<prost_types::Timestamp>) -> p
     }
 }
 
-/// A projected event with its number. `options` fills `GameCreated` (the creation options
-/// without the deck order).
-pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Event {
+/// A projected event with its number. The game's record fills `GameCreated` with the creation
+/// options (without the deck order).
+pub fn event(version: u64, e: &SeenEvent, lobby: Option<&Lobby>) -> pb::Event {
     use pb::event::Kind as K;
     let kind = match e {
         SeenEvent::GameCreated { .. } => K::GameCreated(pb::GameCreated {
-            options: Some(options.clone()),
+            options: Some(lobby.map(shown_options).unwrap_or_default()),
         }),
         SeenEvent::DealerChosen { draws, dealer } => K::DealerChosen(pb::DealerChosen {
             draws: draws
@@ -550,6 +645,7 @@ pub fn event(version: u64, e: &SeenEvent, options: &pb::GameOptions) -> pb::Even
         SeenEvent::MatchEnded { winners } => K::MatchEnded(pb::MatchEnded {
             winners: seats(winners),
         }),
+        SeenEvent::MatchAbandoned => K::MatchAbandoned(pb::MatchAbandoned {}),
     };
     pb::Event {
         version,

@@ -1,84 +1,222 @@
-//! The service's errors and their one mapping to gRPC statuses with a google.rpc.ErrorInfo
-//! reason.
+//! The service's errors: [`ServiceError`], an enum of the causes of a refusal, and their one
+//! mapping to gRPC statuses with a google.rpc.ErrorInfo reason ([`ServiceError::code`],
+//! [`ServiceError::reason`]). Code that must tell causes apart matches on the variants, never on
+//! reason strings.
 
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::rules::{RuleError, SetupError};
+use crate::store::StoreError;
 
 /// The `domain` of every ErrorInfo this service sends.
 pub const ERROR_DOMAIN: &str = "unoflip";
 
+/// Longest piece of client input quoted in an error message.
+const QUOTE_CHARS: usize = 64;
+
 /// Why a call was refused. Every refusal leaves every game as it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServiceError {
-    /// gRPC status code.
-    pub code: Code,
-    /// Stable UPPER_SNAKE reason.
-    pub reason: &'static str,
-    /// Words for a person.
-    pub message: String,
+pub enum ServiceError {
+    /// A malformed request or an input out of range (`INVALID_ARGUMENT`).
+    Invalid {
+        /// Stable UPPER_SNAKE reason.
+        reason: &'static str,
+        /// Words for a person.
+        message: String,
+    },
+    /// A well-formed request that the game's state does not allow (`FAILED_PRECONDITION`).
+    Precondition {
+        /// Stable UPPER_SNAKE reason.
+        reason: &'static str,
+        /// Words for a person.
+        message: String,
+    },
+    /// The rules refused the action.
+    Rule(RuleError),
+    /// The game's options are not playable.
+    Setup(SetupError),
+    /// No game has this name (`NOT_FOUND`).
+    NoGame(String),
+    /// No token, or a token no game knows (`UNAUTHENTICATED`).
+    Unauthenticated(String),
+    /// A token for something else, or an admin call without the admin token
+    /// (`PERMISSION_DENIED`).
+    Denied {
+        /// Stable UPPER_SNAKE reason.
+        reason: &'static str,
+        /// Words for a person.
+        message: String,
+    },
+    /// A limit of the server (`RESOURCE_EXHAUSTED`).
+    Exhausted {
+        /// Stable UPPER_SNAKE reason.
+        reason: &'static str,
+        /// Words for a person.
+        message: String,
+    },
+    /// The client expected another version of the game (`FAILED_PRECONDITION`).
+    VersionMismatch {
+        /// The version the client expected.
+        expected: u64,
+        /// The game's version.
+        actual: u64,
+    },
+    /// The store failed or holds damaged data.
+    Store(StoreError),
+    /// A game's stored data cannot be rebuilt (`DATA_LOSS`).
+    Damaged {
+        /// The game.
+        game: String,
+        /// What is wrong.
+        error: String,
+    },
+    /// The server is stopping, or the game's task stopped while answering (`UNAVAILABLE`).
+    Stopping,
+}
+
+/// `text` cut to a short prefix, for quoting client input in a message.
+pub fn quote(text: &str) -> String {
+    if text.chars().count() <= QUOTE_CHARS {
+        format!("{text:?}")
+    } else {
+        let head: String = text.chars().take(QUOTE_CHARS).collect();
+        format!("{head:?}...")
+    }
 }
 
 impl ServiceError {
-    fn new(code: Code, reason: &'static str, message: impl Into<String>) -> ServiceError {
-        ServiceError {
-            code,
+    /// A malformed request.
+    pub fn invalid(reason: &'static str, message: impl Into<String>) -> ServiceError {
+        ServiceError::Invalid {
             reason,
             message: message.into(),
         }
     }
 
-    /// A malformed request.
-    pub fn invalid(reason: &'static str, message: impl Into<String>) -> ServiceError {
-        ServiceError::new(Code::InvalidArgument, reason, message)
-    }
-
     /// A request that is well formed but not allowed in the current state.
     pub fn precondition(reason: &'static str, message: impl Into<String>) -> ServiceError {
-        ServiceError::new(Code::FailedPrecondition, reason, message)
+        ServiceError::Precondition {
+            reason,
+            message: message.into(),
+        }
     }
 
     /// No such game.
     pub fn no_game(name: &str) -> ServiceError {
-        ServiceError::new(
-            Code::NotFound,
-            "GAME_NOT_FOUND",
-            format!("no game {name:?}"),
-        )
+        ServiceError::NoGame(name.to_owned())
     }
 
     /// No token, or a token no game knows.
     pub fn unauthenticated(message: impl Into<String>) -> ServiceError {
-        ServiceError::new(Code::Unauthenticated, "SEAT_TOKEN_INVALID", message)
+        ServiceError::Unauthenticated(message.into())
     }
 
     /// A token for another game, or an admin call without the admin token.
     pub fn denied(reason: &'static str, message: impl Into<String>) -> ServiceError {
-        ServiceError::new(Code::PermissionDenied, reason, message)
+        ServiceError::Denied {
+            reason,
+            message: message.into(),
+        }
+    }
+
+    /// A limit of the server.
+    pub fn exhausted(reason: &'static str, message: impl Into<String>) -> ServiceError {
+        ServiceError::Exhausted {
+            reason,
+            message: message.into(),
+        }
     }
 
     /// The store failed.
     pub fn unavailable(message: impl Into<String>) -> ServiceError {
-        ServiceError::new(Code::Unavailable, "STORE_UNAVAILABLE", message)
+        ServiceError::Store(StoreError::Unavailable(message.into()))
     }
 
-    /// A store error: damaged data is DATA_LOSS (the message names game and version), anything
-    /// else is the store being unavailable.
-    pub fn store(error: &crate::store::StoreError) -> ServiceError {
-        use crate::store::StoreError as E;
-        match error {
-            E::Corrupt { .. } | E::Gap { .. } => {
-                ServiceError::new(Code::DataLoss, "STORE_DATA_DAMAGED", error.to_string())
+    /// A store error.
+    pub fn store(error: &StoreError) -> ServiceError {
+        ServiceError::Store(error.clone())
+    }
+
+    /// The gRPC status code.
+    pub fn code(&self) -> Code {
+        use ServiceError as E;
+        match self {
+            E::Invalid { .. } | E::Setup(_) => Code::InvalidArgument,
+            E::Rule(RuleError::UnknownCard { .. } | RuleError::NoSuchSeat { .. }) => {
+                Code::InvalidArgument
             }
-            _ => ServiceError::unavailable(error.to_string()),
+            E::Rule(_) | E::Precondition { .. } | E::VersionMismatch { .. } => {
+                Code::FailedPrecondition
+            }
+            E::NoGame(_) => Code::NotFound,
+            E::Unauthenticated(_) => Code::Unauthenticated,
+            E::Denied { .. } => Code::PermissionDenied,
+            E::Exhausted { .. } => Code::ResourceExhausted,
+            // Another server moved first and the retries ran out: try again.
+            E::Store(StoreError::Conflict { .. }) => Code::Aborted,
+            E::Store(StoreError::Corrupt { .. } | StoreError::Gap { .. }) | E::Damaged { .. } => {
+                Code::DataLoss
+            }
+            E::Store(StoreError::Unavailable(_)) | E::Stopping => Code::Unavailable,
+        }
+    }
+
+    /// The stable reason of the ErrorInfo.
+    pub fn reason(&self) -> &'static str {
+        use ServiceError as E;
+        match self {
+            E::Invalid { reason, .. }
+            | E::Precondition { reason, .. }
+            | E::Denied { reason, .. }
+            | E::Exhausted { reason, .. } => reason,
+            E::Rule(e) => e.reason(),
+            E::Setup(e) => e.reason(),
+            E::NoGame(_) => "GAME_NOT_FOUND",
+            E::Unauthenticated(_) => "SEAT_TOKEN_INVALID",
+            E::VersionMismatch { .. } => "VERSION_MISMATCH",
+            E::Store(StoreError::Conflict { .. }) => "STORE_CONFLICT",
+            E::Store(StoreError::Corrupt { .. } | StoreError::Gap { .. }) => "STORE_DATA_DAMAGED",
+            E::Store(StoreError::Unavailable(_)) => "STORE_UNAVAILABLE",
+            E::Damaged { .. } => "GAME_DATA_DAMAGED",
+            E::Stopping => "SERVER_STOPPING",
+        }
+    }
+
+    /// Words for a person.
+    pub fn message(&self) -> String {
+        use ServiceError as E;
+        match self {
+            E::Invalid { message, .. }
+            | E::Precondition { message, .. }
+            | E::Denied { message, .. }
+            | E::Exhausted { message, .. }
+            | E::Unauthenticated(message) => message.clone(),
+            E::Rule(e) => e.to_string(),
+            E::Setup(e) => e.to_string(),
+            E::NoGame(name) => format!("no game {}", quote(name)),
+            E::VersionMismatch { expected, actual } => {
+                format!("expected version {expected}, the game is at {actual}")
+            }
+            E::Store(e @ StoreError::Conflict { .. }) => {
+                format!("{e}; another server moved the game first, try again")
+            }
+            E::Store(e) => e.to_string(),
+            E::Damaged { game, error } => format!("the stored data of {game} is damaged: {error}"),
+            E::Stopping => "the server is stopping; try again on another".to_owned(),
         }
     }
 }
 
 impl std::fmt::Display for ServiceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({:?}): {}", self.reason, self.code, self.message)
+        write!(
+            f,
+            "{} ({:?}): {}",
+            self.reason(),
+            self.code(),
+            self.message()
+        )
     }
 }
 
@@ -86,26 +224,32 @@ impl std::error::Error for ServiceError {}
 
 impl From<RuleError> for ServiceError {
     fn from(e: RuleError) -> Self {
-        let code = match e {
-            RuleError::UnknownCard { .. } | RuleError::NoSuchSeat { .. } => Code::InvalidArgument,
-            _ => Code::FailedPrecondition,
-        };
-        ServiceError::new(code, e.reason(), e.to_string())
+        ServiceError::Rule(e)
     }
 }
 
 impl From<SetupError> for ServiceError {
     fn from(e: SetupError) -> Self {
-        ServiceError::invalid(e.reason(), e.to_string())
+        ServiceError::Setup(e)
+    }
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        ServiceError::Store(e)
     }
 }
 
 impl From<ServiceError> for Status {
     fn from(e: ServiceError) -> Self {
         Status::with_error_details(
-            e.code,
-            e.message,
-            ErrorDetails::with_error_info(e.reason, ERROR_DOMAIN, std::collections::HashMap::new()),
+            e.code(),
+            e.message(),
+            ErrorDetails::with_error_info(
+                e.reason(),
+                ERROR_DOMAIN,
+                std::collections::HashMap::new(),
+            ),
         )
     }
 }

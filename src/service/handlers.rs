@@ -1,5 +1,5 @@
-//! The gRPC handlers: read the request and its token, call [`Games`], convert the answer. Every
-//! rule and every state change lives elsewhere.
+//! The gRPC handlers: read the request and its token, call the [`Registry`], convert the
+//! answer. Every rule and every state change lives elsewhere.
 
 use std::sync::Arc;
 
@@ -7,37 +7,23 @@ use tonic::{Request, Response, Status};
 
 use crate::proto as pb;
 use crate::proto::uno_flip_service_server::UnoFlipService;
-use crate::rules::{Deck, Ruleset, Viewer};
+use crate::rules::{Deck, Ruleset};
 
 use super::convert;
 use super::error::ServiceError;
-use super::games::Games;
+use super::registry::Registry;
 use super::stream::{self, Stream};
 
 /// The `unoflip.v1.UnoFlipService` implementation.
 #[derive(Clone)]
 pub struct Service {
-    games: Arc<Games>,
+    registry: Arc<Registry>,
 }
 
 impl Service {
-    /// A service over `games`.
-    pub fn new(games: Arc<Games>) -> Service {
-        Service { games }
-    }
-}
-
-impl Service {
-    /// The seat a token holds, or a spectator without a token.
-    async fn viewer(
-        &self,
-        handle: &Arc<super::games::GameHandle>,
-        token: Option<&str>,
-    ) -> Result<Viewer, ServiceError> {
-        match token {
-            Some(t) => Ok(Viewer::Seat(self.games.seat_of(handle, Some(t)).await?)),
-            None => Ok(Viewer::Spectator),
-        }
+    /// A service over `registry`.
+    pub fn new(registry: Arc<Registry>) -> Service {
+        Service { registry }
     }
 }
 
@@ -65,26 +51,22 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Answer<pb::CreateGameResponse> {
-        let admin = self.games.is_admin(token(&request).as_deref());
+        let admin = self.registry.is_admin(token(&request).as_deref());
+        let client = request.remote_addr().map(|a| a.ip());
         let Some(options) = request.into_inner().options else {
             return Err(ServiceError::invalid("OPTIONS_MISSING", "options must be set").into());
         };
-        let game = self.games.create(&options, admin).await?;
-        tracing::info!(game = %game.name, seats = options.seats, "game created");
-        // A table of server-played seats only has nobody to start it: it starts at once.
-        let game = if game.seats.iter().all(|s| s.taken) {
-            let handle = self.games.get(&game.name)?;
-            self.games.start(&handle).await?
-        } else {
-            game
-        };
-        Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
+        let new = convert::new_game(&options)?;
+        let game = self.registry.create(new, admin, client).await?;
+        Ok(Response::new(pb::CreateGameResponse {
+            game: Some(convert::game(&game)),
+        }))
     }
 
     async fn get_game(&self, request: Request<pb::GetGameRequest>) -> Answer<pb::GetGameResponse> {
-        let handle = self.games.find(&request.get_ref().name).await?;
+        let game = self.registry.describe(&request.get_ref().name).await?;
         Ok(Response::new(pb::GetGameResponse {
-            game: Some(self.games.describe(&handle).await),
+            game: Some(convert::game(&game)),
         }))
     }
 
@@ -93,8 +75,9 @@ impl UnoFlipService for Service {
         request: Request<pb::ListGamesRequest>,
     ) -> Answer<pb::ListGamesResponse> {
         let r = request.get_ref();
+        let games = self.registry.list(r.open_only, r.page_size).await;
         Ok(Response::new(pb::ListGamesResponse {
-            games: self.games.list(r.open_only, r.page_size).await,
+            games: games.iter().map(convert::game).collect(),
         }))
     }
 
@@ -103,12 +86,11 @@ impl UnoFlipService for Service {
         request: Request<pb::JoinGameRequest>,
     ) -> Answer<pb::JoinGameResponse> {
         let r = request.into_inner();
-        let handle = self.games.find(&r.game).await?;
-        let (seat, token, game) = self.games.join(&handle, r.seat, &r.player_name).await?;
+        let (seat, token, game) = self.registry.join(&r.game, r.seat, &r.player_name).await?;
         Ok(Response::new(pb::JoinGameResponse {
             seat: u32::try_from(seat).unwrap_or(u32::MAX),
             seat_token: token,
-            game: Some(game),
+            game: Some(convert::game(&game)),
         }))
     }
 
@@ -117,12 +99,13 @@ impl UnoFlipService for Service {
         request: Request<pb::StartGameRequest>,
     ) -> Answer<pb::StartGameResponse> {
         let token = token(&request);
-        let handle = self.games.find(&request.get_ref().game).await?;
-        if !self.games.is_admin(token.as_deref()) {
-            self.games.seat_of(&handle, token.as_deref()).await?;
-        }
-        let game = self.games.start(&handle).await?;
-        Ok(Response::new(pb::StartGameResponse { game: Some(game) }))
+        let game = self
+            .registry
+            .start(&request.get_ref().game, token.as_deref())
+            .await?;
+        Ok(Response::new(pb::StartGameResponse {
+            game: Some(convert::game(&game)),
+        }))
     }
 
     async fn submit_action(
@@ -131,8 +114,6 @@ impl UnoFlipService for Service {
     ) -> Answer<pb::SubmitActionResponse> {
         let token = token(&request);
         let r = request.into_inner();
-        let handle = self.games.find(&r.game).await?;
-        let seat = self.games.seat_of(&handle, token.as_deref()).await?;
         let action = convert::action_from(r.action.as_ref())?;
         if r.request_id.len() > 128 {
             return Err(ServiceError::invalid(
@@ -141,19 +122,30 @@ impl UnoFlipService for Service {
             )
             .into());
         }
-        let response = self
-            .games
-            .submit(&handle, seat, action, &r.request_id, r.expected_version)
+        let submitted = self
+            .registry
+            .submit(
+                &r.game,
+                token.as_deref(),
+                action,
+                r.request_id,
+                r.expected_version,
+            )
             .await?;
-        Ok(Response::new(response))
+        Ok(Response::new(convert::submitted(&submitted)))
     }
 
     async fn get_view(&self, request: Request<pb::GetViewRequest>) -> Answer<pb::GetViewResponse> {
         let token = token(&request);
-        let handle = self.games.find(&request.get_ref().game).await?;
-        let viewer = self.viewer(&handle, token.as_deref()).await?;
+        let name = &request.get_ref().game;
+        let viewer = self.registry.viewer(name, token.as_deref()).await?;
+        let (view, deadline) = self.registry.view(name, viewer).await?;
         Ok(Response::new(pb::GetViewResponse {
-            view: Some(self.games.view(&handle, viewer).await?),
+            view: Some(convert::view(
+                name,
+                &view,
+                stream::deadline_timestamp(deadline),
+            )),
         }))
     }
 
@@ -162,10 +154,13 @@ impl UnoFlipService for Service {
         request: Request<pb::LeaveGameRequest>,
     ) -> Answer<pb::LeaveGameResponse> {
         let token = token(&request);
-        let handle = self.games.find(&request.get_ref().game).await?;
-        let seat = self.games.seat_of(&handle, token.as_deref()).await?;
-        let game = self.games.leave(&handle, seat).await?;
-        Ok(Response::new(pb::LeaveGameResponse { game: Some(game) }))
+        let game = self
+            .registry
+            .leave(&request.get_ref().game, token.as_deref())
+            .await?;
+        Ok(Response::new(pb::LeaveGameResponse {
+            game: Some(convert::game(&game)),
+        }))
     }
 
     type SubscribeStream = Stream<pb::SubscribeResponse>;
@@ -176,11 +171,10 @@ impl UnoFlipService for Service {
     ) -> Answer<Self::SubscribeStream> {
         let token = token(&request);
         let r = request.into_inner();
-        let handle = self.games.find(&r.game).await?;
-        let viewer = self.viewer(&handle, token.as_deref()).await?;
+        let viewer = self.registry.viewer(&r.game, token.as_deref()).await?;
         let stream = stream::subscribe(
-            self.games.clone(),
-            handle,
+            self.registry.clone(),
+            &r.game,
             viewer,
             r.after_version,
             r.include_view,
@@ -197,7 +191,7 @@ impl UnoFlipService for Service {
     ) -> Answer<Self::SubscribeAllStream> {
         let after = request.get_ref().after_position;
         Ok(Response::new(stream::subscribe_all(
-            self.games.clone(),
+            self.registry.clone(),
             after,
         )))
     }
@@ -206,10 +200,17 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::ExportGameRequest>,
     ) -> Answer<pb::ExportGameResponse> {
-        let admin = self.games.is_admin(token(&request).as_deref());
-        let handle = self.games.find(&request.get_ref().game).await?;
+        let admin = self.registry.is_admin(token(&request).as_deref());
+        let events = self.registry.export(&request.get_ref().game, admin).await?;
         Ok(Response::new(pb::ExportGameResponse {
-            events: self.games.export(&handle, admin).await?,
+            events: events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| pb::ExportedEvent {
+                    version: i as u64 + 1,
+                    json: crate::rules::encode(e),
+                })
+                .collect(),
         }))
     }
 }

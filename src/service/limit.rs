@@ -112,11 +112,10 @@ where
         if self.limit.admit(peer) {
             Box::pin(self.inner.call(request))
         } else {
-            let status: tonic::Status = ServiceError {
-                code: tonic::Code::ResourceExhausted,
-                reason: "RATE_LIMITED",
-                message: "too many requests on this connection; slow down".into(),
-            }
+            let status: tonic::Status = ServiceError::exhausted(
+                "RATE_LIMITED",
+                "too many requests on this connection; slow down",
+            )
             .into();
             Box::pin(std::future::ready(Ok(status.into_http())))
         }

@@ -1,17 +1,23 @@
 //! The gRPC service (`unoflip.v1.UnoFlipService`) over the rules engine, with health checks,
 //! server reflection, grpc-web and CORS.
 //!
-//! - `games`: games, seats, tokens, moves, server-played seats, turn timers.
+//! - `registry`: names to live games; creation, loading on demand, rebuilding at start,
+//!   following a shared store.
+//! - `game`: one task per live game, which owns it: moves, seats, server moves, clocks, lifecycle.
+//! - `lobby`: a game's record (setup, seats, token hashes) and public description.
+//! - `log`: the events a live game holds in memory.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
 //! - `limit`: the request rate limit per connection; `web`: the web client's page.
 
-mod convert;
+pub mod convert;
 mod error;
-mod games;
+mod game;
 mod handlers;
 mod limit;
+mod lobby;
 mod log;
+mod registry;
 mod stream;
 mod web;
 
@@ -25,9 +31,11 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, ExposeHeaders};
 
 pub use error::{ERROR_DOMAIN, ServiceError};
-pub use games::{Config, GameHandle, Games, timeout_move};
+pub use game::{Lifecycle, Submitted, timeout_move};
 pub use handlers::Service;
 pub use limit::RateLimitLayer;
+pub use lobby::{GameInfo, Status};
+pub use registry::{Config, NewGame, Registry, game_id};
 
 use crate::proto::uno_flip_service_server::UnoFlipServiceServer;
 
@@ -55,11 +63,11 @@ impl Default for Limits {
     }
 }
 
-/// Serves `games` on `listener` until `shutdown` completes, then stops accepting calls and lets
-/// running ones finish.
+/// Serves `registry` on `listener` until `shutdown` completes, then stops accepting calls and
+/// lets running ones finish.
 pub async fn serve(
     listener: TcpListener,
-    games: Arc<Games>,
+    registry: Arc<Registry>,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -80,8 +88,8 @@ pub async fn serve(
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
-    let service =
-        UnoFlipServiceServer::new(Service::new(games)).max_decoding_message_size(MAX_REQUEST_BYTES);
+    let service = UnoFlipServiceServer::new(Service::new(registry))
+        .max_decoding_message_size(MAX_REQUEST_BYTES);
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
         .allow_methods(AllowMethods::mirror_request())

@@ -8,8 +8,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
@@ -17,52 +19,92 @@ use crate::proto as pb;
 use crate::proto::subscribe_all_response::Kind as AllKind;
 use crate::proto::subscribe_response::Kind;
 use crate::rules::{Event, Game, Viewer, project};
+use crate::store::EventStore;
 
 use super::convert;
 use super::error::ServiceError;
-use super::games::{GameHandle, Games};
+use super::game::{Command, GameRef, Tail};
+use super::registry::Registry;
 
 /// A stream of messages or a status ending it.
 pub type Stream<T> = ReceiverStream<Result<T, Status>>;
 
+/// A turn deadline as a wall-clock timestamp.
+pub(crate) fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_types::Timestamp> {
+    let deadline = deadline?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    Some(prost_types::Timestamp::from(SystemTime::now() + left))
+}
+
 /// Starts a game stream for `viewer` after event `after` (0: from the current state, with a
 /// view), starting with a view at `after` when `include_view`.
 pub async fn subscribe(
-    games: Arc<Games>,
-    handle: Arc<GameHandle>,
+    registry: Arc<Registry>,
+    name: &str,
     viewer: Viewer,
     after: u64,
     include_view: bool,
 ) -> Result<Stream<pb::SubscribeResponse>, ServiceError> {
-    let len = handle.entry.lock().await.log.len();
+    let game = registry.get(name).await?;
+    let len = *game.version.borrow();
     if after > len {
         return Err(ServiceError::invalid(
             "AFTER_VERSION_AHEAD",
             format!("after_version {after} is past the game's last event, {len}"),
         ));
     }
-    let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
+    let (tx, rx) = mpsc::channel(registry.config.stream_buffer.max(1));
     tokio::spawn(async move {
-        let heartbeat = games.config.heartbeat;
-        let store = games.store().clone();
-        let _ = game_stream(
-            &handle,
-            &*store,
-            viewer,
-            after,
-            include_view,
-            heartbeat,
-            &tx,
-        )
-        .await;
+        let heartbeat = registry.config.heartbeat;
+        let store = registry.store().clone();
+        let _ = game_stream(&game, &*store, viewer, after, include_view, heartbeat, &tx).await;
     });
     Ok(ReceiverStream::new(rx))
 }
 
+/// What the game's task holds after `cursor`; once the task has stopped (the game is over and
+/// left memory), the store's events instead.
+async fn read_tail(
+    game: &GameRef,
+    store: &dyn EventStore,
+    cursor: u64,
+) -> Result<Tail, ServiceError> {
+    match game
+        .ask(|reply| Command::Read {
+            after: cursor,
+            reply,
+        })
+        .await
+    {
+        Err(ServiceError::Stopping) => {
+            let events = store.read(&game.name, cursor).await?;
+            let lobby = match store.record(&game.name).await? {
+                Some((record, _)) => {
+                    super::lobby::Lobby::from_record(&record).map_err(|error| {
+                        ServiceError::Damaged {
+                            game: game.name.to_string(),
+                            error,
+                        }
+                    })?
+                }
+                None => return Err(ServiceError::no_game(&game.name)),
+            };
+            Ok(Tail {
+                version: cursor + events.len() as u64,
+                events: Some(events),
+                base: None,
+                lobby,
+                deadline: None,
+            })
+        }
+        other => other,
+    }
+}
+
 /// Feeds one game stream until the client leaves. `None` when it has.
 async fn game_stream(
-    handle: &GameHandle,
-    store: &dyn crate::store::EventStore,
+    game: &GameRef,
+    store: &dyn EventStore,
     viewer: Viewer,
     mut after: u64,
     include_view: bool,
@@ -74,37 +116,44 @@ async fn game_stream(
             .await
             .ok()
     };
-    let mut version_rx = handle.version.subscribe();
+    let mut version_rx = game.version.clone();
     let from_now = after == 0;
     let mut view_due = include_view || from_now;
     let mut replica: Option<Game> = None;
     let mut cursor: u64 = 0;
     let mut caught_up = false;
+    let mut task_gone = false;
     loop {
         version_rx.borrow_and_update();
-        let (held, version, options, deadline) = {
-            let entry = handle.entry.lock().await;
-            // Start from the latest snapshot when the stream needs nothing before it.
-            if replica.is_none()
-                && let (base, Some(state)) = entry.log.base()
-                && (from_now || base <= after)
-            {
-                replica = Some(state.clone());
-                cursor = base;
+        let tail = match read_tail(game, store, cursor).await {
+            Ok(tail) => tail,
+            Err(error) => {
+                let _ = tx.send(Err(error.into())).await;
+                return None;
             }
-            (
-                entry.log.since(cursor).map(<[Event]>::to_vec),
-                entry.log.len(),
-                entry.options.clone(),
-                entry.deadline,
-            )
         };
-        // Events before the snapshot this server holds come from the store.
-        let batch = match held {
+        // Start from the latest snapshot when the stream needs nothing before it.
+        let mut tail = tail;
+        if replica.is_none()
+            && let Some((base, state)) = tail.base.take()
+            && (from_now || base <= after)
+        {
+            replica = Some(state);
+            cursor = base;
+            tail = match read_tail(game, store, cursor).await {
+                Ok(tail) => tail,
+                Err(error) => {
+                    let _ = tx.send(Err(error.into())).await;
+                    return None;
+                }
+            };
+        }
+        // Events before the snapshot the task holds come from the store.
+        let batch = match tail.events.take() {
             Some(batch) => batch,
-            None => match store.read(&handle.name, cursor).await {
+            None => match store.read(&game.name, cursor).await {
                 Ok(mut events) => {
-                    events.truncate(usize::try_from(version - cursor).unwrap_or(usize::MAX));
+                    events.truncate(usize::try_from(tail.version - cursor).unwrap_or(usize::MAX));
                     events
                 }
                 Err(error) => {
@@ -121,12 +170,12 @@ async fn game_stream(
         if view_due
             && cursor == after
             && (!from_now || batch.is_empty())
-            && let Some(game) = replica.as_ref()
+            && let Some(state) = replica.as_ref()
         {
             view_due = false;
             send(Kind::View(convert::view(
-                &handle.name,
-                &game.view(viewer),
+                &game.name,
+                &state.view(viewer),
                 None,
             )))
             .await?;
@@ -134,36 +183,37 @@ async fn game_stream(
         for event in batch {
             cursor += 1;
             match replica.as_mut() {
-                Some(game) => game.apply(&event),
+                Some(state) => state.apply(&event),
                 None => replica = Game::replay([&event]).ok(),
             }
-            let Some(game) = replica.as_ref() else {
+            let Some(state) = replica.as_ref() else {
                 continue;
             };
             if cursor == after && view_due {
                 view_due = false;
                 send(Kind::View(convert::view(
-                    &handle.name,
-                    &game.view(viewer),
+                    &game.name,
+                    &state.view(viewer),
                     None,
                 )))
                 .await?;
             }
             if cursor > after {
-                let seen = convert::event(cursor, &project(game, &event, viewer), &options);
+                let seen =
+                    convert::event(cursor, &project(state, &event, viewer), Some(&tail.lobby));
                 send(Kind::Event(seen)).await?;
             }
         }
         // A prompt after new events, and once when the stream starts (a client resuming at the
         // current version learns that it may act).
         let prompt_due = (fresh || !caught_up) && cursor >= after;
-        if let (true, Viewer::Seat(seat), Some(game)) = (prompt_due, viewer, &replica) {
-            let legal = game.legal_actions(seat);
+        if let (true, Viewer::Seat(seat), Some(state)) = (prompt_due, viewer, &replica) {
+            let legal = state.legal_actions(seat);
             if !legal.is_empty() {
                 let prompt = pb::Prompt {
                     version: cursor,
                     legal_actions: legal.into_iter().map(convert::action).collect(),
-                    turn_deadline: super::games::deadline_timestamp(deadline),
+                    turn_deadline: deadline_timestamp(tail.deadline),
                 };
                 send(Kind::Prompt(prompt)).await?;
             }
@@ -172,8 +222,17 @@ async fn game_stream(
             caught_up = true;
             send(Kind::CaughtUp(pb::CaughtUp { version: cursor })).await?;
         }
+        if task_gone {
+            // The game is over and out of memory; everything was sent.
+            return Some(());
+        }
         tokio::select! {
-            changed = version_rx.changed() => changed.ok()?,
+            changed = version_rx.changed() => {
+                if changed.is_err() {
+                    // The task stopped: read once more (from the store), then end.
+                    task_gone = true;
+                }
+            }
             () = tokio::time::sleep(heartbeat) => send(Kind::Heartbeat(pb::Heartbeat {})).await?,
             () = tx.closed() => return None,
         }
@@ -181,7 +240,7 @@ async fn game_stream(
 }
 
 /// Starts the firehose after global position `after`.
-pub fn subscribe_all(games: Arc<Games>, after: u64) -> Stream<pb::SubscribeAllResponse> {
+pub fn subscribe_all(games: Arc<Registry>, after: u64) -> Stream<pb::SubscribeAllResponse> {
     let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
     tokio::spawn(async move {
         let _ = firehose(&games, after, &tx).await;
@@ -199,7 +258,7 @@ const SHARED_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 /// Feeds the firehose from the store's global order, every game's events projected for a
 /// spectator, until the client leaves.
 async fn firehose(
-    games: &Games,
+    games: &Registry,
     after: u64,
     tx: &mpsc::Sender<Result<pb::SubscribeAllResponse, Status>>,
 ) -> Option<()> {
@@ -265,15 +324,15 @@ async fn firehose(
                     continue;
                 };
                 // Only the creation event carries the options.
-                let options = if matches!(committed.event, Event::GameCreated { .. }) {
-                    games.shown_options(&name).await
+                let lobby = if matches!(committed.event, Event::GameCreated { .. }) {
+                    games.lobby(&name).await
                 } else {
-                    pb::GameOptions::default()
+                    None
                 };
                 let seen = convert::event(
                     committed.version,
                     &project(game, &committed.event, Viewer::Spectator),
-                    &options,
+                    lobby.as_ref(),
                 );
                 send(AllKind::Event(pb::GameEvent {
                     game: name.clone(),

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{Committed, EventStore, StoreError, StoreFuture, decode_stored};
+use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_stored};
 use crate::rules::{Event, encode};
 
 /// Every game's encoded events, and the global order of appends (position = index + 1).
@@ -11,6 +11,8 @@ use crate::rules::{Event, encode};
 struct Logs {
     games: HashMap<String, Vec<String>>,
     order: Vec<(String, u64)>,
+    /// The versions each stored request produced, by game and request.
+    requests: HashMap<(String, String), (u64, u64)>,
 }
 
 /// Events kept in memory, encoded as they would be on disk.
@@ -23,7 +25,7 @@ pub struct MemoryStore {
 }
 
 /// The wake-ups of [`EventStore::changes`].
-struct Changes(tokio::sync::broadcast::Sender<String>);
+struct Changes(tokio::sync::broadcast::Sender<Change>);
 
 impl Default for Changes {
     fn default() -> Self {
@@ -50,10 +52,15 @@ impl EventStore for MemoryStore {
         game: &'a str,
         expected: u64,
         events: &'a [Event],
+        request: Option<&'a str>,
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let mut guard = self.lock()?;
-            let Logs { games, order } = &mut *guard;
+            let Logs {
+                games,
+                order,
+                requests,
+            } = &mut *guard;
             let log = games.entry(game.to_owned()).or_default();
             let actual = log.len() as u64;
             if actual != expected {
@@ -66,9 +73,31 @@ impl EventStore for MemoryStore {
             log.extend(events.iter().map(encode));
             order.extend((actual + 1..=log.len() as u64).map(|v| (game.to_owned(), v)));
             let version = log.len() as u64;
+            if let Some(request) = request
+                && !events.is_empty()
+            {
+                requests.insert((game.to_owned(), request.to_owned()), (actual + 1, version));
+            }
             // Nobody listening is fine.
-            let _ = self.changes.0.send(format!("{version} {game}"));
+            let _ = self.changes.0.send(Change::Appended {
+                game: game.to_owned(),
+                version,
+            });
             Ok(version)
+        })
+    }
+
+    fn request<'a>(
+        &'a self,
+        game: &'a str,
+        request: &'a str,
+    ) -> StoreFuture<'a, Option<(u64, u64)>> {
+        Box::pin(async move {
+            let guard = self.lock()?;
+            Ok(guard
+                .requests
+                .get(&(game.to_owned(), request.to_owned()))
+                .copied())
         })
     }
 
@@ -137,7 +166,7 @@ impl EventStore for MemoryStore {
         })
     }
 
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
         self.changes.0.subscribe()
     }
 

@@ -123,16 +123,82 @@ fn decode_log(
     Ok(events)
 }
 
+/// A wake-up from [`EventStore::changes`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// `game` has events up to `version`.
+    Appended {
+        /// The game, `games/{id}`.
+        game: String,
+        /// Its version after the append.
+        version: u64,
+    },
+    /// Wake-ups may have been missed: any game may have changed.
+    Any,
+}
+
+impl Change {
+    /// The wake-up as PostgreSQL's NOTIFY carries it: `"<version> <game>"`.
+    pub fn to_note(&self) -> String {
+        match self {
+            Change::Appended { game, version } => format!("{version} {game}"),
+            Change::Any => "*".to_owned(),
+        }
+    }
+
+    /// Reads a NOTIFY payload; anything unreadable is [`Change::Any`].
+    pub fn from_note(note: &str) -> Change {
+        note.split_once(' ')
+            .and_then(|(version, game)| {
+                Some(Change::Appended {
+                    game: game.to_owned(),
+                    version: version.parse().ok()?,
+                })
+            })
+            .unwrap_or(Change::Any)
+    }
+}
+
+/// Opens the store `url` names: `sqlite:<path>` (an embedded file, created if missing),
+/// `postgres://...` or `postgresql://...` (PostgreSQL, schema created at start) or `memory`.
+pub async fn open(url: &str) -> Result<std::sync::Arc<dyn EventStore>, StoreError> {
+    if url == "memory" {
+        Ok(std::sync::Arc::new(MemoryStore::new()))
+    } else if let Some(path) = url.strip_prefix("sqlite:") {
+        Ok(std::sync::Arc::new(SqliteStore::open(
+            std::path::Path::new(path),
+        )?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(std::sync::Arc::new(PostgresStore::connect(url).await?))
+    } else {
+        Err(StoreError::Unavailable(format!(
+            "store {url:?}: expected sqlite:<path>, postgres://... or memory"
+        )))
+    }
+}
+
 /// Where games' events are kept. Versions count events from 1.
 pub trait EventStore: Send + Sync + 'static {
     /// Appends `events` to `game`, which must hold exactly `expected` events. Returns the new
     /// version. Durable when it returns.
+    ///
+    /// `request` names the client request that produced the events (a seat and its
+    /// `request_id`): it is stored with them, so that [`EventStore::request`] finds them again
+    /// after a restart and a retry changes nothing.
     fn append<'a>(
         &'a self,
         game: &'a str,
         expected: u64,
         events: &'a [Event],
+        request: Option<&'a str>,
     ) -> StoreFuture<'a, u64>;
+
+    /// The versions (first, last) of the events `request` produced in `game`, if it was stored.
+    fn request<'a>(
+        &'a self,
+        game: &'a str,
+        request: &'a str,
+    ) -> StoreFuture<'a, Option<(u64, u64)>>;
 
     /// The events of `game` after version `after`, in order.
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>>;
@@ -168,11 +234,11 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every unfinished game's name and lobby record, oldest first.
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>>;
 
-    /// Waits for new events: `"<version> <game>"` for each append once it is durable (this
-    /// process's appends for an embedded store; every server's for a shared one). Only a
-    /// wake-up, to be followed by a read: one may come late, twice, or not at all (then `"*"`
-    /// comes, meaning "any game may have changed").
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<String>;
+    /// Waits for new events: a [`Change`] for each append once it is durable (this process's
+    /// appends for an embedded store; every server's for a shared one). Only a wake-up, to be
+    /// followed by a read: one may come late, twice, or not at all (then [`Change::Any`]
+    /// comes).
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change>;
 
     /// Whether other server processes append to this store too, so that a server must follow
     /// [`EventStore::changes`] to see their events.

@@ -14,7 +14,7 @@
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::{Committed, EventStore, StoreError, StoreFuture, decode_log};
+use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_log};
 use crate::rules::{Event, encode};
 
 /// SQLSTATE of a unique violation.
@@ -56,6 +56,14 @@ const ADD_POSITION: [&str; 2] = [
 const POSITION_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS unoflip_events_pos ON unoflip_events (pos)";
 
+/// The request that produced each event (durable `request_id`s), for a table made before it
+/// was kept. Run only when missing, like the position.
+const ADD_REQUEST: [&str; 2] = [
+    "ALTER TABLE unoflip_events ADD COLUMN IF NOT EXISTS request TEXT",
+    "CREATE INDEX IF NOT EXISTS unoflip_events_request ON unoflip_events (game, request)
+     WHERE request IS NOT NULL",
+];
+
 /// Serializes schema changes between servers starting together.
 const MIGRATION_LOCK: i64 = 0x0075_6e6f_666c_6970;
 
@@ -70,13 +78,16 @@ async fn migrate(pool: &PgPool) -> Result<(), sqlx::Error> {
         for statement in SCHEMA {
             sqlx::query(statement).execute(&mut *conn).await?;
         }
-        let (has_pos, has_index): (bool, bool) = sqlx::query_as(
+        let (has_pos, has_index, has_request): (bool, bool, bool) = sqlx::query_as(
             "SELECT
                 EXISTS (SELECT 1 FROM information_schema.columns
                         WHERE table_schema = current_schema()
                           AND table_name = 'unoflip_events' AND column_name = 'pos'),
                 EXISTS (SELECT 1 FROM pg_indexes
-                        WHERE schemaname = current_schema() AND indexname = 'unoflip_events_pos')",
+                        WHERE schemaname = current_schema() AND indexname = 'unoflip_events_pos'),
+                EXISTS (SELECT 1 FROM pg_indexes
+                        WHERE schemaname = current_schema()
+                          AND indexname = 'unoflip_events_request')",
         )
         .fetch_one(&mut *conn)
         .await?;
@@ -87,6 +98,11 @@ async fn migrate(pool: &PgPool) -> Result<(), sqlx::Error> {
         }
         if !has_index {
             sqlx::query(POSITION_INDEX).execute(&mut *conn).await?;
+        }
+        if !has_request {
+            for statement in ADD_REQUEST {
+                sqlx::query(statement).execute(&mut *conn).await?;
+            }
         }
         Ok::<(), sqlx::Error>(())
     }
@@ -105,7 +121,7 @@ fn unavailable(e: impl std::fmt::Display) -> StoreError {
 /// Events in PostgreSQL.
 pub struct PostgresStore {
     pool: PgPool,
-    changes: tokio::sync::broadcast::Sender<String>,
+    changes: tokio::sync::broadcast::Sender<Change>,
 }
 
 impl PostgresStore {
@@ -140,6 +156,7 @@ impl EventStore for PostgresStore {
         game: &'a str,
         expected: u64,
         events: &'a [Event],
+        request: Option<&'a str>,
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             if events.len() > MAX_APPEND {
@@ -156,8 +173,8 @@ impl EventStore for PostgresStore {
             // One statement: it inserts only if the game is at the expected version, and the
             // unique key on (game, version) stops a writer racing for the same number.
             let inserted = sqlx::query(
-                "INSERT INTO unoflip_events (game, version, body, pos)
-                 SELECT $1, v, b, (pg_current_xact_id()::TEXT::BIGINT << 16) + (v - $4 - 1)
+                "INSERT INTO unoflip_events (game, version, body, pos, request)
+                 SELECT $1, v, b, (pg_current_xact_id()::TEXT::BIGINT << 16) + (v - $4 - 1), $5
                  FROM UNNEST($2::BIGINT[], $3::TEXT[]) AS t (v, b)
                  WHERE (SELECT COALESCE(MAX(version), 0) FROM unoflip_events WHERE game = $1) = $4",
             )
@@ -165,6 +182,7 @@ impl EventStore for PostgresStore {
             .bind(&versions)
             .bind(&bodies)
             .bind(expected_sql)
+            .bind(request)
             .execute(&self.pool)
             .await;
             let conflict = match inserted {
@@ -186,7 +204,11 @@ impl EventStore for PostgresStore {
                 });
             }
             let new_version = expected + events.len() as u64;
-            let note = format!("{new_version} {game}");
+            let change = Change::Appended {
+                game: game.to_owned(),
+                version: new_version,
+            };
+            let note = change.to_note();
             // The events are committed: a wake-up that cannot be sent must not turn the append
             // into a failure. Other servers catch up at their next read or reconnect.
             if let Err(error) = sqlx::query("SELECT pg_notify('unoflip_events', $1)")
@@ -197,8 +219,32 @@ impl EventStore for PostgresStore {
                 tracing::warn!(%game, %error, "NOTIFY failed after an append");
             }
             // This process's own waiters are woken at once, whatever LISTEN is doing.
-            let _ = self.changes.send(note);
+            let _ = self.changes.send(change);
             Ok(new_version)
+        })
+    }
+
+    fn request<'a>(
+        &'a self,
+        game: &'a str,
+        request: &'a str,
+    ) -> StoreFuture<'a, Option<(u64, u64)>> {
+        Box::pin(async move {
+            let (first, last): (Option<i64>, Option<i64>) = sqlx::query_as(
+                "SELECT MIN(version), MAX(version) FROM unoflip_events
+                 WHERE game = $1 AND request = $2",
+            )
+            .bind(game)
+            .bind(request)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(first.zip(last).map(|(first, last)| {
+                (
+                    u64::try_from(first).unwrap_or(0),
+                    u64::try_from(last).unwrap_or(0),
+                )
+            }))
         })
     }
 
@@ -307,7 +353,7 @@ impl EventStore for PostgresStore {
         })
     }
 
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
         self.changes.subscribe()
     }
 
@@ -328,8 +374,8 @@ impl EventStore for PostgresStore {
 }
 
 /// Forwards `unoflip_events` notifications. After a lost connection (notifications may have been
-/// missed) it sends `"*"`. Ends when nobody listens any more.
-async fn listen(pool: PgPool, changes: tokio::sync::broadcast::Sender<String>) {
+/// missed) it sends [`Change::Any`]. Ends when nobody listens any more.
+async fn listen(pool: PgPool, changes: tokio::sync::broadcast::Sender<Change>) {
     loop {
         if changes.receiver_count() == 0 && changes.is_empty() {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -345,9 +391,9 @@ async fn listen(pool: PgPool, changes: tokio::sync::broadcast::Sender<String>) {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             continue;
         }
-        let _ = changes.send("*".to_owned());
+        let _ = changes.send(Change::Any);
         while let Ok(notification) = listener.recv().await {
-            let _ = changes.send(notification.payload().to_owned());
+            let _ = changes.send(Change::from_note(notification.payload()));
         }
     }
 }

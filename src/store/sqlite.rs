@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::{Committed, EventStore, StoreError, StoreFuture, decode_log};
+use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_log};
 use crate::rules::{Event, encode};
 
 /// Requests taken together in one transaction at most.
@@ -27,7 +27,13 @@ enum Command {
         game: String,
         expected: u64,
         bodies: Vec<String>,
+        request: Option<String>,
         reply: Reply<u64>,
+    },
+    Request {
+        game: String,
+        request: String,
+        reply: Reply<Option<(u64, u64)>>,
     },
     Read {
         game: String,
@@ -67,7 +73,7 @@ enum Command {
 /// Events in an SQLite file.
 pub struct SqliteStore {
     commands: mpsc::Sender<Command>,
-    changes: tokio::sync::broadcast::Sender<String>,
+    changes: tokio::sync::broadcast::Sender<Change>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> StoreError {
@@ -95,6 +101,12 @@ CREATE TABLE IF NOT EXISTS games (
 );
 ";
 
+/// The request that produced each event (durable `request_id`s), for a file made before it was
+/// kept: added when missing.
+const ADD_REQUEST: &str = "ALTER TABLE events ADD COLUMN request TEXT";
+const REQUEST_INDEX: &str = "CREATE INDEX IF NOT EXISTS events_request ON events (game, request)
+    WHERE request IS NOT NULL";
+
 impl SqliteStore {
     /// Opens (or creates) the store at `path`.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -111,6 +123,17 @@ impl SqliteStore {
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(unavailable)?;
         conn.execute_batch(SCHEMA).map_err(unavailable)?;
+        let has_request: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM pragma_table_info('events') WHERE name = 'request')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(unavailable)?;
+        if !has_request {
+            conn.execute_batch(ADD_REQUEST).map_err(unavailable)?;
+        }
+        conn.execute_batch(REQUEST_INDEX).map_err(unavailable)?;
         let (commands, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("unoflip-sqlite".into())
@@ -139,6 +162,7 @@ impl EventStore for SqliteStore {
         game: &'a str,
         expected: u64,
         events: &'a [Event],
+        request: Option<&'a str>,
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let bodies = events.iter().map(encode).collect();
@@ -147,13 +171,29 @@ impl EventStore for SqliteStore {
                     game: game.to_owned(),
                     expected,
                     bodies,
+                    request: request.map(str::to_owned),
                     reply,
                 })
                 .await?;
             // Nobody listening is fine.
-            let _ = self.changes.send(format!("{version} {game}"));
+            let _ = self.changes.send(Change::Appended {
+                game: game.to_owned(),
+                version,
+            });
             Ok(version)
         })
+    }
+
+    fn request<'a>(
+        &'a self,
+        game: &'a str,
+        request: &'a str,
+    ) -> StoreFuture<'a, Option<(u64, u64)>> {
+        Box::pin(self.ask(move |reply| Command::Request {
+            game: game.to_owned(),
+            request: request.to_owned(),
+            reply,
+        }))
     }
 
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
@@ -193,7 +233,7 @@ impl EventStore for SqliteStore {
         }))
     }
 
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
         self.changes.subscribe()
     }
 
@@ -248,9 +288,10 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                     game,
                     expected,
                     bodies,
+                    request,
                     reply,
                 } => {
-                    let result = append(&mut tx, &game, expected, &bodies);
+                    let result = append(&mut tx, &game, expected, &bodies, request.as_deref());
                     done.push(Box::new(move |failed| {
                         let _ = reply.send(match (failed, result) {
                             (Some(e), Ok(_)) => Err(e.clone()),
@@ -322,6 +363,7 @@ fn append(
     game: &str,
     expected: u64,
     bodies: &[String],
+    request: Option<&str>,
 ) -> Result<u64, StoreError> {
     let actual: u64 = tx
         .query_row(
@@ -342,11 +384,13 @@ fn append(
     let sp = tx.savepoint().map_err(unavailable)?;
     {
         let mut insert = sp
-            .prepare_cached("INSERT INTO events (game, version, body) VALUES (?1, ?2, ?3)")
+            .prepare_cached(
+                "INSERT INTO events (game, version, body, request) VALUES (?1, ?2, ?3, ?4)",
+            )
             .map_err(unavailable)?;
         for (i, body) in bodies.iter().enumerate() {
             let version = i64::try_from(expected + i as u64 + 1).map_err(unavailable)?;
-            if let Err(e) = insert.execute(params![game, version, body]) {
+            if let Err(e) = insert.execute(params![game, version, body, request]) {
                 return Err(match e.sqlite_error_code() {
                     Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Conflict {
                         game: game.to_owned(),
@@ -395,6 +439,13 @@ fn serve_read(conn: &Connection, command: Command) {
         }
         Command::Record { game, reply } => {
             let _ = reply.send(record(conn, &game));
+        }
+        Command::Request {
+            game,
+            request,
+            reply,
+        } => {
+            let _ = reply.send(find_request(conn, &game, &request));
         }
         Command::Append { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
@@ -472,6 +523,27 @@ fn record(conn: &Connection, game: &str) -> Result<Option<(String, bool)>, Store
     .map_err(unavailable)
 }
 
+/// The versions a stored request produced.
+fn find_request(
+    conn: &Connection,
+    game: &str,
+    request: &str,
+) -> Result<Option<(u64, u64)>, StoreError> {
+    let (first, last): (Option<i64>, Option<i64>) = conn
+        .query_row(
+            "SELECT MIN(version), MAX(version) FROM events WHERE game = ?1 AND request = ?2",
+            params![game, request],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(unavailable)?;
+    Ok(first.zip(last).map(|(first, last)| {
+        (
+            u64::try_from(first).unwrap_or(0),
+            u64::try_from(last).unwrap_or(0),
+        )
+    }))
+}
+
 fn fail_all(batch: Vec<Command>, error: &StoreError) {
     for command in batch {
         match command {
@@ -497,6 +569,9 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Record { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Request { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
         }

@@ -10,7 +10,7 @@ use tonic::transport::Channel;
 use tonic::{Request, Status};
 use unoflip::proto as pb;
 use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
-use unoflip::service::{self, Config, Games, Limits};
+use unoflip::service::{self, Config, Limits, Registry};
 use unoflip::store::MemoryStore;
 
 pub const ADMIN: &str = "admin-secret";
@@ -39,11 +39,11 @@ pub async fn server() -> Server {
 }
 
 pub async fn server_with(config: Config) -> Server {
-    serve(Games::new(Arc::new(MemoryStore::new()), config)).await
+    serve(Registry::new(Arc::new(MemoryStore::new()), config)).await
 }
 
 /// Serves `games` (any store) on a free port.
-pub async fn serve(games: Arc<Games>) -> Server {
+pub async fn serve(games: Arc<Registry>) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
@@ -216,4 +216,85 @@ pub async fn play_alone_to_the_end(client: &mut Client, game: &str, token: &str,
         submit(client, game, token, action).await.unwrap();
     }
     panic!("the game did not end");
+}
+
+/// The registry driven directly (no transport), for tests on the tokio clock: games by name,
+/// seat tokens remembered per seat, views as the API's messages.
+pub struct Direct {
+    pub registry: Arc<Registry>,
+    tokens: std::sync::Mutex<std::collections::HashMap<(String, usize), String>>,
+}
+
+impl Direct {
+    pub fn new(store: Arc<dyn unoflip::store::EventStore>, config: Config) -> Direct {
+        Direct {
+            registry: Registry::new(store, config),
+            tokens: Default::default(),
+        }
+    }
+
+    pub async fn create(&self, options: &pb::GameOptions) -> String {
+        let new = service::convert::new_game(options).unwrap();
+        self.registry.create(new, false, None).await.unwrap().name
+    }
+
+    pub async fn join(&self, game: &str, seat: Option<u32>, player: &str) -> (usize, String) {
+        let (seat, token, _) = self.registry.join(game, seat, player).await.unwrap();
+        self.tokens
+            .lock()
+            .unwrap()
+            .insert((game.to_owned(), seat), token.clone());
+        (seat, token)
+    }
+
+    /// Remembers a seat token obtained elsewhere (before a restart).
+    pub fn remember(&self, game: &str, seat: usize, token: &str) {
+        self.tokens
+            .lock()
+            .unwrap()
+            .insert((game.to_owned(), seat), token.to_owned());
+    }
+
+    pub fn token(&self, game: &str, seat: usize) -> String {
+        self.tokens.lock().unwrap()[&(game.to_owned(), seat)].clone()
+    }
+
+    /// Starts the game with the token of any joined seat.
+    pub async fn start(&self, game: &str) {
+        let token = self
+            .tokens
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|((g, _), _)| g == game)
+            .map(|(_, t)| t.clone())
+            .unwrap();
+        self.registry.start(game, Some(&token)).await.unwrap();
+    }
+
+    pub async fn view(&self, game: &str, viewer: unoflip::rules::Viewer) -> pb::View {
+        let (view, deadline) = self.registry.view(game, viewer).await.unwrap();
+        let deadline = deadline.map(|d| {
+            let left = d.saturating_duration_since(tokio::time::Instant::now());
+            prost_types::Timestamp::from(std::time::SystemTime::now() + left)
+        });
+        service::convert::view(game, &view, deadline)
+    }
+
+    pub async fn submit(
+        &self,
+        game: &str,
+        seat: usize,
+        action: unoflip::rules::Action,
+    ) -> Result<unoflip::service::Submitted, unoflip::service::ServiceError> {
+        let token = self.token(game, seat);
+        self.registry
+            .submit(game, Some(&token), action, String::new(), None)
+            .await
+    }
+
+    pub async fn leave(&self, game: &str, seat: usize) {
+        let token = self.token(game, seat);
+        self.registry.leave(game, Some(&token)).await.unwrap();
+    }
 }

@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tonic::Code;
 use unoflip::proto as pb;
 use unoflip::rules::Viewer;
-use unoflip::service::{Config, Games};
+use unoflip::service::{Config, Lifecycle, Registry};
 use unoflip::store::MemoryStore;
 
 use super::harness::*;
@@ -327,18 +327,17 @@ async fn a_seat_that_leaves_is_played_by_the_server() {
 
 #[tokio::test(start_paused = true)]
 async fn an_expired_turn_timer_draws_and_keeps_for_the_seat() {
-    let games = Games::new(Arc::new(MemoryStore::new()), Config::default());
+    let games = Direct::new(Arc::new(MemoryStore::new()), Config::default());
     let options = pb::GameOptions {
         turn_timer_seconds: 30,
         first_dealer: Some(0),
         ..options(pb::Ruleset::Classic, 2)
     };
-    let created = games.create(&options, false).await.unwrap();
-    let handle = games.get(&created.name).unwrap();
-    games.join(&handle, Some(0), "a").await.unwrap();
-    games.join(&handle, Some(1), "b").await.unwrap();
-    games.start(&handle).await.unwrap();
-    let before = games.view(&handle, Viewer::Spectator).await.unwrap();
+    let handle = games.create(&options).await;
+    games.join(&handle, Some(0), "a").await;
+    games.join(&handle, Some(1), "b").await;
+    games.start(&handle).await;
+    let before = games.view(&handle, Viewer::Spectator).await;
     assert!(
         before.turn_deadline.is_some(),
         "the deadline is part of every view"
@@ -348,16 +347,12 @@ async fn an_expired_turn_timer_draws_and_keeps_for_the_seat() {
     let waiting_for_color = before.awaiting == pb::Awaiting::ChooseColor as i32;
     tokio::time::sleep(Duration::from_secs(29)).await;
     assert_eq!(
-        games
-            .view(&handle, Viewer::Spectator)
-            .await
-            .unwrap()
-            .version,
+        games.view(&handle, Viewer::Spectator).await.version,
         before.version,
         "not yet"
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let after = games.view(&handle, Viewer::Spectator).await.unwrap();
+    let after = games.view(&handle, Viewer::Spectator).await;
     assert!(
         after.version > before.version,
         "the server moved for the seat"
@@ -375,7 +370,7 @@ async fn an_expired_turn_timer_draws_and_keeps_for_the_seat() {
 async fn a_connection_over_its_request_rate_is_refused_and_others_are_not() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let games = Games::new(Arc::new(MemoryStore::new()), Config::default());
+    let games = Registry::new(Arc::new(MemoryStore::new()), Config::default());
     let limits = unoflip::service::Limits {
         requests_per_second_per_connection: 5,
         ..Default::default()
@@ -410,21 +405,23 @@ async fn a_connection_over_its_request_rate_is_refused_and_others_are_not() {
 #[tokio::test(start_paused = true)]
 async fn bots_move_after_the_bot_delay() {
     let config = Config {
-        bot_delay: Duration::from_secs(2),
+        lifecycle: Lifecycle {
+            bot_delay: Duration::from_secs(2),
+            ..Lifecycle::default()
+        },
         ..Config::default()
     };
-    let games = Games::new(Arc::new(MemoryStore::new()), config);
+    let games = Direct::new(Arc::new(MemoryStore::new()), config);
     let options = pb::GameOptions {
         bot_seats: vec![1],
         ..options(pb::Ruleset::Flip, 2)
     };
-    let created = games.create(&options, false).await.unwrap();
-    let handle = games.get(&created.name).unwrap();
-    games.join(&handle, Some(0), "a").await.unwrap();
-    games.start(&handle).await.unwrap();
+    let handle = games.create(&options).await;
+    games.join(&handle, Some(0), "a").await;
+    games.start(&handle).await;
     // Play seat 0 until the bot is to move.
     for _ in 0..50 {
-        let v = games.view(&handle, Viewer::Seat(0)).await.unwrap();
+        let v = games.view(&handle, Viewer::Seat(0)).await;
         if v.turn == 1 || v.awaiting == pb::Awaiting::MatchOver as i32 {
             break;
         }
@@ -434,31 +431,19 @@ async fn bots_move_after_the_bot_delay() {
         ) else {
             break;
         };
-        games
-            .submit(&handle, 0, seat_action, "", None)
-            .await
-            .unwrap();
+        games.submit(&handle, 0, seat_action).await.unwrap();
     }
-    let before = games.view(&handle, Viewer::Spectator).await.unwrap();
+    let before = games.view(&handle, Viewer::Spectator).await;
     assert_eq!(before.turn, 1, "the bot is to move");
     tokio::time::sleep(Duration::from_millis(1900)).await;
     assert_eq!(
-        games
-            .view(&handle, Viewer::Spectator)
-            .await
-            .unwrap()
-            .version,
+        games.view(&handle, Viewer::Spectator).await.version,
         before.version,
         "not before the delay"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
-        games
-            .view(&handle, Viewer::Spectator)
-            .await
-            .unwrap()
-            .version
-            > before.version,
+        games.view(&handle, Viewer::Spectator).await.version > before.version,
         "the bot moved"
     );
 }

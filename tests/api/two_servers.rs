@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use unoflip::proto as pb;
-use unoflip::service::{Config, Games};
+use unoflip::service::{Config, Registry};
 use unoflip::store::PostgresStore;
 
 use super::common::test_postgres;
@@ -14,7 +14,7 @@ use super::harness::*;
 
 /// A server on `store`, with the unfinished games it holds recovered.
 async fn start_server(store: PostgresStore) -> Server {
-    let games = Games::new(Arc::new(store), Config::default());
+    let games = Registry::new(Arc::new(store), Config::default());
     games.recover().await.unwrap();
     serve(games).await
 }

@@ -258,7 +258,7 @@ impl Table {
                                     self.version = event.version;
                                     self.prompt = None;
                                     if let Some(kind) = &event.kind {
-                                        if matches!(kind, E::MatchEnded(_)) {
+                                        if matches!(kind, E::MatchEnded(_) | E::MatchAbandoned(_)) {
                                             self.over = true;
                                         }
                                         let line = self.describe(kind);
@@ -542,6 +542,9 @@ impl Table {
             E::MatchEnded(m) => {
                 let winners: Vec<String> = m.winners.iter().map(|w| self.who(*w)).collect();
                 format!("the match is over: {} won", winners.join(" and "))
+            }
+            E::MatchAbandoned(_) => {
+                "the match was abandoned: nobody but the server played for too long".to_owned()
             }
         }
     }

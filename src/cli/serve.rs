@@ -1,0 +1,143 @@
+//! `unoflip serve`: its flags, and the wiring of store, registry and transport. At start it
+//! rebuilds every unfinished game of the store (so that timers and server moves go on without a
+//! client); it stops on SIGINT or SIGTERM, letting running calls finish.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::service::{self, Config, Lifecycle, Limits, Registry};
+
+/// The flags of `unoflip serve`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "UNOFLIP_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+    /// The admin token (fixed decks, exports of running games). None: no admin calls.
+    #[arg(long, env = "UNOFLIP_ADMIN_TOKEN")]
+    pub admin_token: Option<String>,
+    /// Where games are kept: `sqlite:<path>` (an embedded file, created if missing),
+    /// `postgres://...` (PostgreSQL, schema created at start; several servers may share it) or
+    /// `memory` (lost when the server stops).
+    #[arg(long, env = "UNOFLIP_STORE", default_value = "sqlite:unoflip.sqlite3")]
+    pub store: String,
+    /// Seconds an idle stream waits before a heartbeat.
+    #[arg(long, env = "UNOFLIP_HEARTBEAT_SECS", default_value_t = 15)]
+    pub heartbeat_secs: u64,
+    /// Messages buffered per stream.
+    #[arg(long, env = "UNOFLIP_STREAM_BUFFER", default_value_t = 256)]
+    pub stream_buffer: usize,
+    /// Most live games at once (lobbies, games being played, finished games not yet let go);
+    /// creating more is refused with TOO_MANY_GAMES.
+    #[arg(long, env = "UNOFLIP_MAX_GAMES", default_value_t = 100_000)]
+    pub max_games: usize,
+    /// Most live games created from one client address; more is refused with
+    /// CLIENT_GAME_LIMIT.
+    #[arg(long, env = "UNOFLIP_MAX_GAMES_PER_CLIENT", default_value_t = 1_000)]
+    pub max_games_per_client: usize,
+    /// Requests handled at once per connection.
+    #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
+    pub concurrency_per_connection: usize,
+    /// Seconds a unary call may take.
+    #[arg(long, env = "UNOFLIP_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// Milliseconds a bot waits before each move, so that people can follow the game.
+    #[arg(long, env = "UNOFLIP_BOT_DELAY_MS", default_value_t = 800)]
+    pub bot_delay_ms: u64,
+    /// Requests per second one connection may send (0: no limit).
+    #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
+    pub rate_limit: u64,
+    /// How long a finished game stays in memory (then it is read from the store when asked
+    /// for), e.g. `10m`, `30s`.
+    #[arg(long, env = "UNOFLIP_KEEP_FINISHED", default_value = "10m", value_parser = duration)]
+    pub keep_finished: Duration,
+    /// How long a lobby may wait to be started before it expires.
+    #[arg(long, env = "UNOFLIP_LOBBY_TTL", default_value = "1h", value_parser = duration)]
+    pub lobby_ttl: Duration,
+    /// How long a started game may go on with no move but the server's (time-outs and bots)
+    /// before it ends as abandoned. Games of bots only are never abandoned.
+    #[arg(long, env = "UNOFLIP_ABANDON_AFTER", default_value = "10m", value_parser = duration)]
+    pub abandon_after: Duration,
+}
+
+/// Parses `250ms`, `30s`, `10m`, `1h` or a number of seconds.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a duration such as 250ms, 30s, 10m or 1h"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        "h" => Ok(Duration::from_secs(n.saturating_mul(3600))),
+        _ => Err(format!("{text:?}: the unit must be ms, s, m or h")),
+    }
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let store = crate::store::open(&args.store).await?;
+    let config = Config {
+        admin_token: args.admin_token,
+        heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
+        stream_buffer: args.stream_buffer,
+        max_games: args.max_games,
+        max_games_per_client: args.max_games_per_client,
+        lifecycle: Lifecycle {
+            bot_delay: Duration::from_millis(args.bot_delay_ms),
+            keep_finished: args.keep_finished,
+            lobby_ttl: args.lobby_ttl,
+            abandon_after: args.abandon_after,
+        },
+    };
+    let limits = Limits {
+        concurrency_per_connection: args.concurrency_per_connection,
+        request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
+        requests_per_second_per_connection: args.rate_limit,
+    };
+    let registry = Registry::new(store, config);
+    let rebuilt = registry.recover().await?;
+    tracing::info!(games = rebuilt, "unfinished games rebuilt from the store");
+    let mut live = registry.live_games();
+    tokio::spawn(async move {
+        // The live count, for operators (and the lifecycle tests), at most once a second.
+        while live.changed().await.is_ok() {
+            let n = *live.borrow_and_update();
+            tracing::debug!(live_games = n, "live games");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    tracing::info!(address = %listener.local_addr()?, "unoflip serving");
+    service::serve(listener, registry, limits, shutdown_signal()).await?;
+    tracing::info!("unoflip stopped");
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,966 @@
+//! One live game: a task that owns it. It holds the game's record (seats, tokens), its state, its
+//! log tail, its request-id answers, its turn clock and its scheduled server moves, and takes
+//! [`Command`]s over a channel, answering each on a oneshot. Nothing else touches the game.
+//!
+//! A move is decided on the current state, appended to the store with the version it expects, and
+//! only then applied and answered: a failed append changes nothing. Because the task, not the
+//! caller, runs the whole move, a caller that goes away (a cancelled request) can never leave
+//! memory behind the store. Time-outs, the server's own moves (bot seats, seats whose player
+//! left), lobby expiry, abandonment and unloading are branches of the same loop. On a shared
+//! store the task also follows its game: told that the store moved on, it reads and folds what
+//! other servers appended, and its streams see those events.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::bots;
+use crate::rules::{Action, Event, Game, Phase, Seat, SeenEvent, View, Viewer, decide, project};
+use crate::store::{EventStore, StoreError};
+
+use super::error::ServiceError;
+use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token};
+use super::log::EventLog;
+
+/// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
+const REQUESTS_IN_MEMORY: usize = 1024;
+
+/// Tries of a move that lost the race for the store against another server.
+const CONFLICT_RETRIES: usize = 5;
+
+/// Server moves in a row without a bot delay: the server's seats play on at once, before the
+/// next command is answered, until a person is to move or the game is over (this many at most,
+/// then the clock goes on with them).
+const SERVER_MOVES_PER_TURN: usize = 100_000;
+
+/// The lifecycle settings of games.
+#[derive(Clone, Debug)]
+pub struct Lifecycle {
+    /// How long a server-played seat waits before each move.
+    pub bot_delay: Duration,
+    /// How long a finished game stays in memory.
+    pub keep_finished: Duration,
+    /// How long a lobby may wait to be started.
+    pub lobby_ttl: Duration,
+    /// How long a started game may go with no move but the server's.
+    pub abandon_after: Duration,
+}
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Lifecycle {
+            bot_delay: Duration::ZERO,
+            keep_finished: Duration::from_secs(600),
+            lobby_ttl: Duration::from_secs(3600),
+            abandon_after: Duration::from_secs(600),
+        }
+    }
+}
+
+type Reply<T> = oneshot::Sender<Result<T, ServiceError>>;
+
+/// What a caller asks of a game.
+pub(crate) enum Command {
+    /// The game's description.
+    Describe { reply: Reply<GameInfo> },
+    /// The seat a token holds (refused once its player left).
+    SeatOf {
+        token: TokenHash,
+        reply: Reply<Seat>,
+    },
+    /// Takes a seat (the first open one when `None`).
+    Join {
+        seat: Option<usize>,
+        name: String,
+        reply: Reply<(Seat, String, GameInfo)>,
+    },
+    /// Deals the first round.
+    Start { reply: Reply<GameInfo> },
+    /// A seat's move.
+    Submit {
+        token: TokenHash,
+        action: Action,
+        request_id: String,
+        expected_version: Option<u64>,
+        reply: Reply<Submitted>,
+    },
+    /// The seat leaves; the server plays it from then on.
+    Leave {
+        token: TokenHash,
+        reply: Reply<GameInfo>,
+    },
+    /// A viewer's view and the turn deadline.
+    View {
+        viewer: Viewer,
+        reply: Reply<(View, Option<Instant>)>,
+    },
+    /// What a stream needs to go on from `after`.
+    Read { after: u64, reply: Reply<Tail> },
+    /// The whole log.
+    Export {
+        admin: bool,
+        reply: Reply<Vec<Event>>,
+    },
+}
+
+/// A move's answer: the game's version after it, and its events as the seat saw them.
+#[derive(Clone, Debug)]
+pub struct Submitted {
+    /// The version after the move.
+    pub version: u64,
+    /// `(version, event)` for each event of the move, as the seat saw it.
+    pub events: Vec<(u64, SeenEvent)>,
+}
+
+/// What a stream reads from the task.
+pub(crate) struct Tail {
+    /// The game's version.
+    pub version: u64,
+    /// The events after the stream's cursor, if the task holds them (else the store has them).
+    pub events: Option<Vec<Event>>,
+    /// The latest snapshot the task holds: its version and state.
+    pub base: Option<(u64, Game)>,
+    /// The record.
+    pub lobby: Lobby,
+    /// The turn deadline.
+    pub deadline: Option<Instant>,
+}
+
+/// A handle on a live game's task.
+#[derive(Clone)]
+pub(crate) struct GameRef {
+    /// `games/{id}`.
+    pub name: Arc<str>,
+    commands: mpsc::Sender<Command>,
+    /// The number of events in the log; streams wait on it.
+    pub version: watch::Receiver<u64>,
+    /// The store's latest known version of the game, which the registry raises on another
+    /// server's append.
+    pub store_version: Arc<watch::Sender<u64>>,
+}
+
+impl GameRef {
+    /// Sends `make(reply)` to the task and waits for its answer. The task finishes the command
+    /// whether or not this caller is still waiting.
+    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(make(reply))
+            .await
+            .map_err(|_| ServiceError::Stopping)?;
+        answer.await.map_err(|_| ServiceError::Stopping)?
+    }
+
+    /// Whether the task has stopped.
+    pub fn is_closed(&self) -> bool {
+        self.commands.is_closed()
+    }
+}
+
+/// What the task tells the registry.
+pub(crate) struct Hooks {
+    /// Counts appends; the firehose waits on it.
+    pub appended: Arc<watch::Sender<u64>>,
+    /// Called once when the task stops.
+    pub on_stop: Box<dyn FnOnce() + Send>,
+}
+
+/// The game's state inside its task.
+struct Live {
+    name: Arc<str>,
+    store: Arc<dyn EventStore>,
+    lifecycle: Lifecycle,
+    lobby: Lobby,
+    game: Option<Game>,
+    log: EventLog,
+    rng: StdRng,
+    requests: HashMap<String, Submitted>,
+    /// When the seat to move runs out of time.
+    deadline: Option<Instant>,
+    /// When the server's seat to move plays (with a bot delay).
+    bot_at: Option<Instant>,
+    /// The last move by a person's seat (or the start).
+    last_person: Instant,
+    /// When the task stops: a finished game's keep time.
+    unload_at: Option<Instant>,
+    version: watch::Sender<u64>,
+    store_version: watch::Receiver<u64>,
+    appended: Arc<watch::Sender<u64>>,
+}
+
+/// Starts the task of a game from its record and its log; returns its handle.
+pub(crate) fn spawn(
+    name: &str,
+    store: Arc<dyn EventStore>,
+    lifecycle: Lifecycle,
+    lobby: Lobby,
+    log: EventLog,
+    hooks: Hooks,
+) -> Result<GameRef, String> {
+    let game = fold(&log)?;
+    let (commands, receiver) = mpsc::channel(256);
+    let version = watch::channel(log.len()).0;
+    let store_version = Arc::new(watch::channel(log.len()).0);
+    let name: Arc<str> = Arc::from(name);
+    let handle = GameRef {
+        name: name.clone(),
+        commands,
+        version: version.subscribe(),
+        store_version: store_version.clone(),
+    };
+    let now = Instant::now();
+    let mut live = Live {
+        name,
+        store,
+        lobby,
+        game,
+        log,
+        rng: StdRng::from_rng(&mut rand::rng()),
+        requests: HashMap::new(),
+        deadline: None,
+        bot_at: None,
+        last_person: now,
+        unload_at: None,
+        version,
+        store_version: store_version.subscribe(),
+        appended: hooks.appended,
+        lifecycle,
+    };
+    if live.status() == Status::Playing {
+        live.deadline = live.lobby.timer.map(|t| now + t);
+    }
+    tokio::spawn(async move {
+        live.run(receiver).await;
+        (hooks.on_stop)();
+    });
+    Ok(handle)
+}
+
+/// The state a log leads to (`None` before the first event).
+fn fold(log: &EventLog) -> Result<Option<Game>, String> {
+    match (log.base(), log.since(log.base().0)) {
+        ((_, Some(state)), Some(tail)) => {
+            let mut game = state.clone();
+            for event in tail {
+                game.apply(event);
+            }
+            Ok(Some(game))
+        }
+        (_, Some([]) | None) => Ok(None),
+        (_, Some(all)) => Game::replay(all).map(Some).map_err(|e| e.to_string()),
+    }
+}
+
+/// What the server does when a seat's turn timer runs out (SERVICE.md): take a pending penalty
+/// without challenging, or draw a card and keep it (declaring a color if one is asked for).
+pub fn timeout_move(game: &Game) -> Option<Action> {
+    let seat = game.turn();
+    let legal = game.legal_actions(seat);
+    match game.phase() {
+        Phase::Penalty(_) => Some(Action::Accept),
+        Phase::Play => Some(Action::Draw),
+        Phase::PlayDrawn { .. } => Some(Action::Keep),
+        Phase::ChooseColor { .. } => legal
+            .into_iter()
+            .find(|a| matches!(a, Action::ChooseColor { .. })),
+        Phase::ChooseSwap { .. } => legal.into_iter().find(|a| matches!(a, Action::Swap { .. })),
+        Phase::MatchOver => None,
+    }
+}
+
+/// Who makes a move: a person's seat, or the server (a bot, a time-out, the lifecycle).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mover {
+    Person(Seat),
+    Server,
+}
+
+impl Live {
+    fn status(&self) -> Status {
+        Status::of(&self.lobby, self.game.as_ref())
+    }
+
+    fn info(&self) -> GameInfo {
+        GameInfo {
+            name: self.name.to_string(),
+            lobby: self.lobby.clone(),
+            status: self.status(),
+            version: self.log.len(),
+            winners: self
+                .game
+                .as_ref()
+                .map(|g| g.winners().to_vec())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The loop: commands, the store moving on, and the clock, until the game leaves memory.
+    async fn run(&mut self, mut commands: mpsc::Receiver<Command>) {
+        let mut following = self.store.shared();
+        self.settle().await;
+        loop {
+            if self.gone() {
+                return;
+            }
+            let wake = self.next_wake();
+            let sleep = async {
+                match wake {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => self.handle(command).await,
+                    // The registry forgot this game: nobody can reach it any more.
+                    None => return,
+                },
+                changed = self.store_version.changed(), if following => {
+                    if changed.is_ok() {
+                        self.store_version.borrow_and_update();
+                        self.catch_up().await;
+                    } else {
+                        following = false;
+                    }
+                }
+                () = sleep => self.on_clock().await,
+            }
+            self.settle().await;
+        }
+    }
+
+    /// Whether the task is done: a game over (or a lobby expired) past its keep time.
+    fn gone(&self) -> bool {
+        self.unload_at.is_some_and(|at| at <= Instant::now())
+    }
+
+    /// The next time something is due.
+    fn next_wake(&self) -> Option<Instant> {
+        let lobby_end = (self.game.is_none()).then(|| self.lobby_expiry());
+        let abandon = (self.status() == Status::Playing && !self.lobby.all_bots())
+            .then(|| self.last_person + self.lifecycle.abandon_after);
+        [
+            self.deadline,
+            self.bot_at,
+            lobby_end,
+            abandon,
+            self.unload_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// When the lobby expires (measured from its creation, across restarts).
+    fn lobby_expiry(&self) -> Instant {
+        let age = super::lobby::now_unix().saturating_sub(self.lobby.created_unix);
+        Instant::now()
+            + self
+                .lifecycle
+                .lobby_ttl
+                .saturating_sub(Duration::from_secs(age))
+    }
+
+    /// After anything happened: plays the server's seats that are due, schedules the next, and
+    /// sets the keep time of a game that is over.
+    async fn settle(&mut self) {
+        if self.status().is_final() {
+            self.deadline = None;
+            self.bot_at = None;
+            if self.unload_at.is_none() {
+                self.unload_at = Some(Instant::now() + self.lifecycle.keep_finished);
+            }
+            return;
+        }
+        if self.server_seat_to_move().is_none() {
+            self.bot_at = None;
+            return;
+        }
+        if self.lifecycle.bot_delay.is_zero() {
+            for _ in 0..SERVER_MOVES_PER_TURN {
+                match self.server_step().await {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        tracing::warn!(game = %self.name, error = %e, "server move failed");
+                        // Try again shortly rather than spin.
+                        self.bot_at = Some(Instant::now() + Duration::from_millis(100));
+                        return;
+                    }
+                }
+            }
+            // Still more to play: let waiting commands in first, then go on at once.
+            self.bot_at = self.server_seat_to_move().map(|_| Instant::now());
+        } else if self.bot_at.is_none() {
+            self.bot_at = Some(Instant::now() + self.lifecycle.bot_delay);
+        }
+    }
+
+    /// Something on the clock is due.
+    async fn on_clock(&mut self) {
+        let now = Instant::now();
+        if self.game.is_none() {
+            if self.lobby_expiry() <= now {
+                self.expire().await;
+            }
+            return;
+        }
+        if self.status() != Status::Playing {
+            return;
+        }
+        if !self.lobby.all_bots() && self.last_person + self.lifecycle.abandon_after <= now {
+            if let Err(e) = self
+                .commit(vec![Event::MatchAbandoned], Mover::Server, None)
+                .await
+            {
+                tracing::warn!(game = %self.name, error = %e, "could not abandon the game");
+                self.last_person = now;
+            } else {
+                tracing::info!(game = %self.name, "game abandoned: nobody but the server moved");
+            }
+            return;
+        }
+        if self.bot_at.is_some_and(|at| at <= now) {
+            self.bot_at = None;
+            if let Err(e) = self.server_step().await {
+                tracing::warn!(game = %self.name, error = %e, "server move failed");
+            }
+            return;
+        }
+        if self.deadline.is_some_and(|at| at <= now)
+            && let Err(e) = self.time_out().await
+        {
+            tracing::warn!(game = %self.name, error = %e, "time-out move failed");
+            self.deadline = Some(now + Duration::from_secs(1));
+        }
+    }
+
+    /// The lobby expired: the record says so and the task stops.
+    async fn expire(&mut self) {
+        self.lobby.expired = true;
+        if let Err(e) = self.save_record().await {
+            tracing::warn!(game = %self.name, error = %e, "could not mark the lobby expired");
+            self.lobby.expired = false;
+            return;
+        }
+        tracing::info!(game = %self.name, "lobby expired");
+    }
+
+    async fn handle(&mut self, command: Command) {
+        match command {
+            Command::Describe { reply } => {
+                let _ = reply.send(Ok(self.info()));
+            }
+            Command::SeatOf { token, reply } => {
+                let _ = reply.send(self.acting_seat(&token).await);
+            }
+            Command::Join { seat, name, reply } => {
+                let _ = reply.send(self.join(seat, &name).await);
+            }
+            Command::Start { reply } => {
+                let _ = reply.send(self.start().await);
+            }
+            Command::Submit {
+                token,
+                action,
+                request_id,
+                expected_version,
+                reply,
+            } => {
+                let answer = self
+                    .submit(&token, action, &request_id, expected_version)
+                    .await;
+                let _ = reply.send(answer);
+            }
+            Command::Leave { token, reply } => {
+                let _ = reply.send(self.leave(&token).await);
+            }
+            Command::View { viewer, reply } => {
+                let _ = reply.send(self.view(viewer).await);
+            }
+            Command::Read { after, reply } => {
+                let _ = reply.send(Ok(self.read(after)));
+            }
+            Command::Export { admin, reply } => {
+                let _ = reply.send(self.export(admin).await);
+            }
+        }
+    }
+
+    /// The seat `token` holds and whether its player left. On a shared store, a token this
+    /// task does not know may have joined through another server: the record is read again.
+    async fn seat_of(&mut self, token: &TokenHash) -> Result<(Seat, bool), ServiceError> {
+        if let Some(found) = self.lobby.seat_of(token) {
+            return Ok(found);
+        }
+        if self.store.shared() {
+            self.reload_record().await?;
+            if let Some(found) = self.lobby.seat_of(token) {
+                return Ok(found);
+            }
+        }
+        Err(ServiceError::unauthenticated(format!(
+            "this seat token holds no seat of {}",
+            self.name
+        )))
+    }
+
+    /// A seat token that may act: refused once its player left.
+    async fn acting_seat(&mut self, token: &TokenHash) -> Result<Seat, ServiceError> {
+        match self.seat_of(token).await? {
+            (seat, false) => Ok(seat),
+            (seat, true) => Err(ServiceError::denied(
+                "SEAT_LEFT",
+                format!("seat {seat} was left; the server plays it and its token no longer acts"),
+            )),
+        }
+    }
+
+    /// Reads the record again (seats joined or left through another server).
+    async fn reload_record(&mut self) -> Result<(), ServiceError> {
+        if let Some((text, _)) = self.store.record(&self.name).await?
+            && let Ok(lobby) = Lobby::from_record(&text)
+        {
+            self.lobby.seats = lobby.seats;
+            self.lobby.expired = lobby.expired;
+        }
+        Ok(())
+    }
+
+    async fn save_record(&self) -> Result<(), ServiceError> {
+        let over = self.status().is_final();
+        self.store
+            .save_game(&self.name, &self.lobby.to_record(), over)
+            .await?;
+        Ok(())
+    }
+
+    async fn join(
+        &mut self,
+        seat: Option<usize>,
+        name: &str,
+    ) -> Result<(Seat, String, GameInfo), ServiceError> {
+        if self.store.shared() {
+            self.reload_record().await?;
+            self.catch_up().await;
+        }
+        self.lobby_open()?;
+        let seat = match seat {
+            Some(s) => match self.lobby.seats.get(s) {
+                None => {
+                    return Err(ServiceError::invalid(
+                        "NO_SUCH_SEAT",
+                        format!("seat {s} is not at this table"),
+                    ));
+                }
+                Some(state) if state.taken => {
+                    return Err(ServiceError::precondition(
+                        "SEAT_TAKEN",
+                        format!("seat {s} is taken"),
+                    ));
+                }
+                Some(_) => s,
+            },
+            None => self
+                .lobby
+                .seats
+                .iter()
+                .position(|s| !s.taken)
+                .ok_or_else(|| ServiceError::precondition("NO_OPEN_SEAT", "every seat is taken"))?,
+        };
+        let token = new_token();
+        let before = std::mem::replace(
+            &mut self.lobby.seats[seat],
+            SeatState {
+                token_hash: Some(hash(&token)),
+                name: name.to_owned(),
+                server_played: false,
+                taken: true,
+                left: false,
+            },
+        );
+        if let Err(e) = self.save_record().await {
+            self.lobby.seats[seat] = before;
+            return Err(e);
+        }
+        Ok((seat, token, self.info()))
+    }
+
+    /// Refuses a lobby that is no longer open: started, or expired.
+    fn lobby_open(&self) -> Result<(), ServiceError> {
+        match self.status() {
+            Status::Waiting => Ok(()),
+            Status::Expired => Err(ServiceError::precondition(
+                "LOBBY_EXPIRED",
+                "the lobby was never started and expired",
+            )),
+            _ => Err(ServiceError::precondition(
+                "GAME_ALREADY_STARTED",
+                "the game has started; its seats are closed",
+            )),
+        }
+    }
+
+    async fn start(&mut self) -> Result<GameInfo, ServiceError> {
+        if self.store.shared() {
+            self.reload_record().await?;
+            self.catch_up().await;
+        }
+        self.lobby_open()?;
+        if let Some(open) = self.lobby.seats.iter().position(|s| !s.taken) {
+            return Err(ServiceError::precondition(
+                "SEATS_OPEN",
+                format!("seat {open} is still open"),
+            ));
+        }
+        let (_, events) = Game::new(&self.lobby.setup, &mut self.rng)?;
+        self.last_person = Instant::now();
+        match self.commit(events, Mover::Server, None).await {
+            Ok(_) => Ok(self.info()),
+            // Another server sharing the store started it first: it is started.
+            Err(ServiceError::Store(StoreError::Conflict { .. })) => {
+                self.catch_up().await;
+                Ok(self.info())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn submit(
+        &mut self,
+        token: &TokenHash,
+        action: Action,
+        request_id: &str,
+        expected_version: Option<u64>,
+    ) -> Result<Submitted, ServiceError> {
+        let seat = self.acting_seat(token).await?;
+        let key = (!request_id.is_empty()).then(|| format!("{seat}/{request_id}"));
+        if let Some(key) = &key
+            && let Some(first) = self.answered(key, seat).await?
+        {
+            return Ok(first);
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            if expected_version.is_some_and(|e| e > self.log.len()) {
+                // The client saw events this server has not read yet (another server's).
+                self.catch_up().await;
+            }
+            let Some(game) = self.game.as_ref() else {
+                return Err(match self.status() {
+                    Status::Expired => ServiceError::precondition(
+                        "LOBBY_EXPIRED",
+                        "the lobby was never started and expired",
+                    ),
+                    _ => ServiceError::precondition("GAME_NOT_STARTED", "the game has not started"),
+                });
+            };
+            let version = self.log.len();
+            if let Some(expected) = expected_version
+                && expected != version
+            {
+                return Err(ServiceError::VersionMismatch {
+                    expected,
+                    actual: version,
+                });
+            }
+            let events = match decide(game, seat, action, &mut self.rng) {
+                Ok(events) => events,
+                // This server's copy may be behind another server's writes: catch up once and
+                // decide again before refusing.
+                Err(refusal) if attempt == 1 && self.store.shared() => {
+                    if self.catch_up().await == 0 {
+                        return Err(refusal.into());
+                    }
+                    continue;
+                }
+                Err(refusal) => return Err(refusal.into()),
+            };
+            match self
+                .commit(events, Mover::Person(seat), key.as_deref())
+                .await
+            {
+                Ok(answer) => {
+                    if let Some(key) = key {
+                        self.remember(key, answer.clone());
+                    }
+                    return Ok(answer);
+                }
+                Err(ServiceError::Store(StoreError::Conflict { .. }))
+                    if attempt < CONFLICT_RETRIES =>
+                {
+                    self.catch_up().await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn remember(&mut self, key: String, answer: Submitted) {
+        if self.requests.len() >= REQUESTS_IN_MEMORY {
+            self.requests.clear();
+        }
+        self.requests.insert(key, answer);
+    }
+
+    /// The first answer to a request already made: from memory, or rebuilt from the events the
+    /// store keeps with it.
+    async fn answered(&mut self, key: &str, seat: Seat) -> Result<Option<Submitted>, ServiceError> {
+        if let Some(first) = self.requests.get(key) {
+            return Ok(Some(first.clone()));
+        }
+        let Some((first, last)) = self.store.request(&self.name, key).await? else {
+            return Ok(None);
+        };
+        let events = self.store.read(&self.name, 0).await?;
+        let upto = usize::try_from(last)
+            .unwrap_or(usize::MAX)
+            .min(events.len());
+        let from = usize::try_from(first.saturating_sub(1)).unwrap_or(usize::MAX);
+        let (before, mine) = events[..upto].split_at(from.min(upto));
+        let mut game = match before.first() {
+            Some(_) => Game::replay(before).map_err(|e| ServiceError::Damaged {
+                game: self.name.to_string(),
+                error: e.to_string(),
+            })?,
+            None => match mine.first() {
+                Some(created) => Game::replay([created]).map_err(|e| ServiceError::Damaged {
+                    game: self.name.to_string(),
+                    error: e.to_string(),
+                })?,
+                None => return Ok(None),
+            },
+        };
+        let mut seen = Vec::new();
+        for (i, event) in mine.iter().enumerate() {
+            if !(before.is_empty() && i == 0) {
+                game.apply(event);
+            }
+            seen.push((first + i as u64, project(&game, event, Viewer::Seat(seat))));
+        }
+        let answer = Submitted {
+            version: last,
+            events: seen,
+        };
+        self.remember(key.to_owned(), answer.clone());
+        Ok(Some(answer))
+    }
+
+    async fn leave(&mut self, token: &TokenHash) -> Result<GameInfo, ServiceError> {
+        let seat = self.acting_seat(token).await?;
+        if self.status().is_final() {
+            return Err(ServiceError::precondition(
+                "GAME_OVER",
+                "the game is over; there is nothing to leave",
+            ));
+        }
+        let before = self.lobby.seats[seat].clone();
+        let state = &mut self.lobby.seats[seat];
+        state.server_played = true;
+        state.left = true;
+        if let Err(e) = self.save_record().await {
+            self.lobby.seats[seat] = before;
+            return Err(e);
+        }
+        // The server plays the seat from now on, after the bot delay like any bot seat.
+        self.bot_at = None;
+        Ok(self.info())
+    }
+
+    async fn view(&mut self, viewer: Viewer) -> Result<(View, Option<Instant>), ServiceError> {
+        if self.game.is_none() && self.store.shared() {
+            // Another server sharing the store may have started it.
+            self.catch_up().await;
+        }
+        match &self.game {
+            Some(game) => Ok((game.view(viewer), self.deadline)),
+            None => Err(ServiceError::precondition(
+                "GAME_NOT_STARTED",
+                "the game has not started",
+            )),
+        }
+    }
+
+    fn read(&self, after: u64) -> Tail {
+        Tail {
+            version: self.log.len(),
+            events: self.log.since(after).map(<[Event]>::to_vec),
+            base: match self.log.base() {
+                (v, Some(state)) => Some((v, state.clone())),
+                _ => None,
+            },
+            lobby: self.lobby.clone(),
+            deadline: self.deadline,
+        }
+    }
+
+    async fn export(&self, admin: bool) -> Result<Vec<Event>, ServiceError> {
+        if !self.status().is_final() && !admin {
+            return Err(ServiceError::denied(
+                "GAME_NOT_FINISHED",
+                "a game's log may be exported once it is over, or with the admin token",
+            ));
+        }
+        if let Some(events) = self.log.since(0) {
+            return Ok(events.to_vec());
+        }
+        // Events before the last snapshot are no longer in memory: the store has them all.
+        let mut events = self.store.read(&self.name, 0).await?;
+        events.truncate(usize::try_from(self.log.len()).unwrap_or(usize::MAX));
+        Ok(events)
+    }
+
+    /// The server-played seat whose move the game waits for, if any.
+    fn server_seat_to_move(&self) -> Option<Seat> {
+        let game = self.game.as_ref()?;
+        let seat = game.turn();
+        (!game.is_over() && self.lobby.seats.get(seat).is_some_and(|s| s.server_played))
+            .then_some(seat)
+    }
+
+    /// One move of the server-played seat to move, chosen by its bot from that seat's view.
+    /// Returns whether a move was made.
+    async fn server_step(&mut self) -> Result<bool, ServiceError> {
+        let Some(seat) = self.server_seat_to_move() else {
+            return Ok(false);
+        };
+        let Some(game) = self.game.as_ref() else {
+            return Ok(false);
+        };
+        let view = game.view(Viewer::Seat(seat));
+        let Some(action) = bots::choose(self.lobby.bot_level, &view, &mut self.rng) else {
+            return Ok(false);
+        };
+        let events = decide(game, seat, action, &mut self.rng)?;
+        match self.commit(events, Mover::Server, None).await {
+            Ok(_) => Ok(true),
+            // Another server moved first; catch up and let the next step decide.
+            Err(ServiceError::Store(StoreError::Conflict { .. })) => {
+                self.catch_up().await;
+                Ok(true)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Acts for the seat whose timer ran out.
+    async fn time_out(&mut self) -> Result<(), ServiceError> {
+        let Some(game) = self.game.as_ref() else {
+            return Ok(());
+        };
+        let seat = game.turn();
+        let Some(action) = timeout_move(game) else {
+            return Ok(());
+        };
+        let events = decide(game, seat, action, &mut self.rng)?;
+        self.commit(events, Mover::Server, None).await?;
+        // A timed-out draw keeps the card drawn in the same breath.
+        if let Some(game) = self.game.as_ref()
+            && game.turn() == seat
+            && matches!(game.phase(), Phase::PlayDrawn { .. })
+        {
+            let events = decide(game, seat, Action::Keep, &mut self.rng)?;
+            self.commit(events, Mover::Server, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Appends `events` to the store (with the request that made them), then applies them.
+    /// Returns them as the mover's seat sees them.
+    async fn commit(
+        &mut self,
+        events: Vec<Event>,
+        mover: Mover,
+        request: Option<&str>,
+    ) -> Result<Submitted, ServiceError> {
+        self.store
+            .append(&self.name, self.log.len(), &events, request)
+            .await?;
+        if let Mover::Person(_) = mover {
+            self.last_person = Instant::now();
+        }
+        let viewer = match mover {
+            Mover::Person(seat) => Some(Viewer::Seat(seat)),
+            Mover::Server => None,
+        };
+        let seen = self.apply(events, viewer).await;
+        Ok(Submitted {
+            version: self.log.len(),
+            events: seen,
+        })
+    }
+
+    /// Applies events that are in the store and publishes them to the streams. Returns them as
+    /// `viewer` sees them.
+    async fn apply(&mut self, events: Vec<Event>, viewer: Option<Viewer>) -> Vec<(u64, SeenEvent)> {
+        let before = self.log.len();
+        let was_final = self.status().is_final();
+        let mut seen = Vec::new();
+        for event in events {
+            let version = self.log.len() + 1;
+            match self.game.as_mut() {
+                Some(game) => game.apply(&event),
+                None => self.game = Game::replay([&event]).ok(),
+            }
+            if let (Some(viewer), Some(game)) = (viewer, self.game.as_ref()) {
+                seen.push((version, project(game, &event, viewer)));
+            }
+            self.log.push(event);
+        }
+        let version = self.log.len();
+        if version > before {
+            self.appended.send_modify(|n| *n += 1);
+        }
+        self.version.send_replace(version);
+        self.store_version.borrow_and_update();
+        self.deadline = self.lobby.timer.map(|t| Instant::now() + t);
+        self.bot_at = None;
+        if self.log.snapshot_due()
+            && let Some(game) = self.game.as_ref()
+        {
+            // A snapshot is only a shortcut: if it cannot be written, the log still has it all.
+            match self
+                .store
+                .save_snapshot(&self.name, version, &game.snapshot())
+                .await
+            {
+                Ok(()) => {
+                    let state = game.clone();
+                    self.log.rebase(state);
+                }
+                Err(e) => tracing::warn!(game = %self.name, error = %e, "snapshot not stored"),
+            }
+        }
+        if !was_final
+            && self.status().is_final()
+            && let Err(e) = self.save_record().await
+        {
+            // The events are durable; only the finished mark is not, so a restart would load
+            // this game again, already over.
+            tracing::warn!(game = %self.name, error = %e, "could not mark the game finished");
+        }
+        seen
+    }
+
+    /// Reads and folds what other servers appended. Returns how many events came.
+    async fn catch_up(&mut self) -> usize {
+        match self.store.read(&self.name, self.log.len()).await {
+            Ok(events) if !events.is_empty() => {
+                let n = events.len();
+                self.apply(events, None).await;
+                n
+            }
+            Ok(_) => 0,
+            Err(e) => {
+                tracing::warn!(game = %self.name, error = %e, "catching up with the store failed");
+                0
+            }
+        }
+    }
+}

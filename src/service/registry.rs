@@ -1,0 +1,716 @@
+//! The registry: maps game names to their live tasks (`game.rs`), creates games, loads a game
+//! that is not live from the store on demand, and at start rebuilds every unfinished game so that
+//! its timers and server moves resume without any client. On a shared store it follows the
+//! store's change notices and tells the task of each game another server wrote to.
+//!
+//! It counts live games (`--max-games`) and the live games each client address created
+//! (`--max-games-per-client`); a task that stops (a finished game past its keep time, an expired
+//! lobby) leaves the registry and frees its memory.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::bots::Level;
+use crate::rules::{CardId, Game, Options, Ruleset, Seat, Setup, Viewer};
+use crate::store::{Change, EventStore, StoreError};
+
+use super::error::{ServiceError, quote};
+use super::game::{self, GameRef, Hooks, Lifecycle};
+use super::lobby::{GameInfo, Lobby, SeatState, TokenHash, hash, new_token, now_unix};
+use super::log::EventLog;
+
+/// Limits and secrets of a running service.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The admin token: fixed decks and exports of running games.
+    pub admin_token: Option<String>,
+    /// How long an idle stream waits before sending a heartbeat.
+    pub heartbeat: Duration,
+    /// Messages buffered per stream before the stream waits for its client.
+    pub stream_buffer: usize,
+    /// Live games at once; creating more is refused.
+    pub max_games: usize,
+    /// Live games one client address may have created.
+    pub max_games_per_client: usize,
+    /// Bot delay, keep time, lobby time-to-live, abandonment.
+    pub lifecycle: Lifecycle,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            admin_token: None,
+            heartbeat: Duration::from_secs(15),
+            stream_buffer: 256,
+            max_games: 100_000,
+            max_games_per_client: 1_000,
+            lifecycle: Lifecycle::default(),
+        }
+    }
+}
+
+/// What a game is created with (the domain side of `GameOptions`).
+#[derive(Clone, Debug)]
+pub struct NewGame {
+    /// The ruleset.
+    pub ruleset: Ruleset,
+    /// Seats at the table.
+    pub seats: u32,
+    /// Scoring, target, house rules.
+    pub options: Options,
+    /// The first dealer, if fixed.
+    pub first_dealer: Option<u32>,
+    /// The deck order, if fixed (admin only).
+    pub deck_order: Vec<u32>,
+    /// Seats the server plays.
+    pub bot_seats: Vec<u32>,
+    /// The level of its bots.
+    pub bot_level: Level,
+    /// The turn timer.
+    pub turn_timer: Option<Duration>,
+}
+
+struct Slot {
+    seq: u64,
+    game: GameRef,
+    client: Option<IpAddr>,
+    tokens: Vec<TokenHash>,
+}
+
+#[derive(Default)]
+struct Table {
+    by_name: HashMap<Arc<str>, Slot>,
+    /// Live games in creation (or load) order.
+    order: BTreeMap<u64, Arc<str>>,
+    next: u64,
+    per_client: HashMap<IpAddr, usize>,
+    /// Which live game each known seat token belongs to.
+    tokens: HashMap<TokenHash, Arc<str>>,
+}
+
+/// Every live game of this server.
+pub struct Registry {
+    table: Mutex<Table>,
+    /// One load from the store at a time, so a game is never loaded twice.
+    loading: tokio::sync::Mutex<()>,
+    store: Arc<dyn EventStore>,
+    /// Counts appends, this server's and (for a shared store) other servers'; firehose streams
+    /// wait on it, then read the store.
+    pub(crate) appended: Arc<watch::Sender<u64>>,
+    /// The number of live games.
+    live: watch::Sender<usize>,
+    /// Limits and secrets.
+    pub config: Config,
+}
+
+/// Parses `games/{id}`.
+pub fn game_id(name: &str) -> Result<&str, ServiceError> {
+    match name.strip_prefix("games/") {
+        Some(id) if !id.is_empty() && !id.contains('/') && id.len() <= 64 => Ok(id),
+        _ => Err(ServiceError::invalid(
+            "INVALID_GAME_NAME",
+            format!(
+                "{} is not a game name of the form games/{{game}}",
+                quote(name)
+            ),
+        )),
+    }
+}
+
+impl Registry {
+    /// No games yet. On a shared store, starts following the store's change notices.
+    pub fn new(store: Arc<dyn EventStore>, config: Config) -> Arc<Registry> {
+        let registry = Arc::new(Registry {
+            table: Mutex::default(),
+            loading: tokio::sync::Mutex::new(()),
+            store,
+            appended: Arc::new(watch::channel(0).0),
+            live: watch::channel(0).0,
+            config,
+        });
+        if registry.store.shared() {
+            tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
+        }
+        registry
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &Arc<dyn EventStore> {
+        &self.store
+    }
+
+    /// The number of live games, as it changes.
+    pub fn live_games(&self) -> watch::Receiver<usize> {
+        self.live.subscribe()
+    }
+
+    fn table(&self) -> Result<std::sync::MutexGuard<'_, Table>, ServiceError> {
+        self.table.lock().map_err(|_| ServiceError::Stopping)
+    }
+
+    /// Whether `token` is the admin token.
+    pub fn is_admin(&self, token: Option<&str>) -> bool {
+        match (&self.config.admin_token, token) {
+            // Compare hashes so the comparison's time says nothing about the token.
+            (Some(admin), Some(token)) => hash(admin) == hash(token),
+            _ => false,
+        }
+    }
+
+    /// Rebuilds every unfinished game of the store, so that its timers and server moves go on.
+    /// A game whose data is damaged is left out with an error naming it; the others are served.
+    /// Returns the number of games rebuilt.
+    pub async fn recover(self: &Arc<Self>) -> Result<usize, StoreError> {
+        /// Logs read from the store at once, ahead of the games being rebuilt in order.
+        const READ_AHEAD: usize = 64;
+        let mut rebuilt = 0;
+        let mut records = self.store.unfinished().await?.into_iter();
+        let mut pending = std::collections::VecDeque::new();
+        loop {
+            while pending.len() < READ_AHEAD
+                && let Some((name, record)) = records.next()
+            {
+                let store = self.store.clone();
+                let game = name.clone();
+                let log = tokio::spawn(async move { stored_log(&*store, &game).await });
+                pending.push_back((name, record, log));
+            }
+            let Some((name, record, log)) = pending.pop_front() else {
+                break;
+            };
+            let loaded = match log.await {
+                Ok(Ok(log)) => {
+                    let _guard = self.loading.lock().await;
+                    self.install(&name, &record, log, None).map(|_| ())
+                }
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match loaded {
+                Ok(()) => rebuilt += 1,
+                Err(error) => {
+                    tracing::error!(game = %name, %error, "game not recovered: its stored data is damaged");
+                }
+            }
+        }
+        Ok(rebuilt)
+    }
+
+    /// The live game named `name`, loaded from the store if it is not live here (a finished
+    /// game, a game another server created, a game after a restart).
+    pub(crate) async fn get(self: &Arc<Self>, name: &str) -> Result<GameRef, ServiceError> {
+        game_id(name)?;
+        if let Some(game) = self.live_ref(name)? {
+            return Ok(game);
+        }
+        let _guard = self.loading.lock().await;
+        if let Some(game) = self.live_ref(name)? {
+            return Ok(game);
+        }
+        let Some((record, _)) = self.store.record(name).await? else {
+            return Err(ServiceError::no_game(name));
+        };
+        let damaged = |error: String| {
+            tracing::error!(game = %name, %error, "game not loaded: its stored data is damaged");
+            ServiceError::Damaged {
+                game: name.to_owned(),
+                error,
+            }
+        };
+        let log = stored_log(&*self.store, name).await?;
+        self.install(name, &record, log, None).map_err(damaged)
+    }
+
+    fn live_ref(&self, name: &str) -> Result<Option<GameRef>, ServiceError> {
+        let table = self.table()?;
+        Ok(table
+            .by_name
+            .get(name)
+            .filter(|slot| !slot.game.is_closed())
+            .map(|slot| slot.game.clone()))
+    }
+
+    /// Starts the task of a game and registers it.
+    fn install(
+        self: &Arc<Self>,
+        name: &str,
+        record: &str,
+        log: EventLog,
+        client: Option<IpAddr>,
+    ) -> Result<GameRef, String> {
+        let lobby = Lobby::from_record(record)?;
+        let tokens: Vec<TokenHash> = lobby.seats.iter().filter_map(|s| s.token_hash).collect();
+        let mut table = self.table.lock().map_err(|_| "registry lock poisoned")?;
+        if let Some(slot) = table.by_name.get(name)
+            && !slot.game.is_closed()
+        {
+            return Ok(slot.game.clone());
+        }
+        let seq = table.next;
+        table.next += 1;
+        let key: Arc<str> = Arc::from(name);
+        let registry = Arc::downgrade(self);
+        let stopped = key.clone();
+        let hooks = Hooks {
+            appended: self.appended.clone(),
+            on_stop: Box::new(move || {
+                if let Some(registry) = registry.upgrade() {
+                    registry.forget(&stopped, seq);
+                }
+            }),
+        };
+        let game = game::spawn(
+            name,
+            self.store.clone(),
+            self.config.lifecycle.clone(),
+            lobby,
+            log,
+            hooks,
+        )?;
+        for token in &tokens {
+            table.tokens.insert(*token, key.clone());
+        }
+        if let Some(ip) = client {
+            *table.per_client.entry(ip).or_default() += 1;
+        }
+        table.order.insert(seq, key.clone());
+        table.by_name.insert(
+            key,
+            Slot {
+                seq,
+                game: game.clone(),
+                client,
+                tokens,
+            },
+        );
+        self.live.send_replace(table.by_name.len());
+        Ok(game)
+    }
+
+    /// A task stopped: the game leaves the registry.
+    fn forget(&self, name: &str, seq: u64) {
+        let Ok(mut table) = self.table.lock() else {
+            return;
+        };
+        if table.by_name.get(name).is_none_or(|slot| slot.seq != seq) {
+            return;
+        }
+        if let Some(slot) = table.by_name.remove(name) {
+            table.order.remove(&slot.seq);
+            for token in &slot.tokens {
+                table.tokens.remove(token);
+            }
+            if let Some(ip) = slot.client
+                && let Some(n) = table.per_client.get_mut(&ip)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    table.per_client.remove(&ip);
+                }
+            }
+        }
+        // Give memory back once most games have left.
+        if table.by_name.capacity() > 64 && table.by_name.len() < table.by_name.capacity() / 4 {
+            table.by_name.shrink_to_fit();
+            table.tokens.shrink_to_fit();
+            table.per_client.shrink_to_fit();
+        }
+        self.live.send_replace(table.by_name.len());
+    }
+
+    /// Remembers a token joined through this server.
+    fn note_token(&self, token: TokenHash, name: &str) {
+        if let Ok(mut table) = self.table.lock()
+            && let Some((key, slot)) = table.by_name.get_key_value(name)
+        {
+            let key = key.clone();
+            if !slot.tokens.contains(&token) {
+                if let Some(slot) = table.by_name.get_mut(name) {
+                    slot.tokens.push(token);
+                }
+                table.tokens.insert(token, key);
+            }
+        }
+    }
+
+    /// Creates a game with open seats (bot seats taken); a table of bots only starts at once.
+    /// A fixed deck needs `admin`.
+    pub async fn create(
+        self: &Arc<Self>,
+        new: NewGame,
+        admin: bool,
+        client: Option<IpAddr>,
+    ) -> Result<GameInfo, ServiceError> {
+        let seats = usize::try_from(new.seats).unwrap_or(usize::MAX);
+        let deck = if new.deck_order.is_empty() {
+            None
+        } else {
+            if !admin {
+                return Err(ServiceError::denied(
+                    "ADMIN_TOKEN_REQUIRED",
+                    "a fixed deck order needs the admin token",
+                ));
+            }
+            let ids: Result<Vec<_>, _> = new
+                .deck_order
+                .iter()
+                .map(|&id| u8::try_from(id).map(CardId))
+                .collect();
+            Some(ids.map_err(|_| {
+                ServiceError::invalid("DECK_CARD_UNKNOWN", "deck_order: card id out of range")
+            })?)
+        };
+        let setup = Setup {
+            ruleset: new.ruleset,
+            seats,
+            options: new.options,
+            first_dealer: new
+                .first_dealer
+                .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
+            deck,
+        };
+        setup.check()?;
+        let mut bot_seats: Vec<Seat> = Vec::new();
+        for &b in &new.bot_seats {
+            let seat = usize::try_from(b).unwrap_or(usize::MAX);
+            if seat >= seats {
+                return Err(ServiceError::invalid(
+                    "BOT_SEAT_OUT_OF_RANGE",
+                    format!("bot_seats: {b} is not a seat of a {seats}-seat game"),
+                ));
+            }
+            if bot_seats.contains(&seat) {
+                return Err(ServiceError::invalid(
+                    "BOT_SEAT_DUPLICATE",
+                    format!("bot_seats: seat {b} is named twice"),
+                ));
+            }
+            bot_seats.push(seat);
+        }
+        {
+            let table = self.table()?;
+            if table.by_name.len() >= self.config.max_games {
+                return Err(ServiceError::exhausted(
+                    "TOO_MANY_GAMES",
+                    "the server holds as many live games as it may; try again later",
+                ));
+            }
+            if let Some(ip) = client
+                && table.per_client.get(&ip).copied().unwrap_or(0)
+                    >= self.config.max_games_per_client
+            {
+                return Err(ServiceError::exhausted(
+                    "CLIENT_GAME_LIMIT",
+                    format!(
+                        "this address has {} live games, as many as one client may create",
+                        self.config.max_games_per_client
+                    ),
+                ));
+            }
+        }
+        let lobby = Lobby {
+            setup,
+            timer: new.turn_timer,
+            bot_level: new.bot_level,
+            seats: (0..seats)
+                .map(|seat| {
+                    let bot = bot_seats.contains(&seat);
+                    SeatState {
+                        token_hash: None,
+                        name: if bot { "bot".into() } else { String::new() },
+                        server_played: bot,
+                        taken: bot,
+                        left: false,
+                    }
+                })
+                .collect(),
+            bot_seats,
+            created_unix: now_unix(),
+            expired: false,
+        };
+        let name = format!("games/{}", &new_token()[..16]);
+        let record = lobby.to_record();
+        self.store.save_game(&name, &record, false).await?;
+        let all_bots = lobby.all_bots();
+        let game = self
+            .install(&name, &record, EventLog::default(), client)
+            .map_err(|error| ServiceError::Damaged {
+                game: name.clone(),
+                error,
+            })?;
+        tracing::info!(game = %name, seats, "game created");
+        if all_bots {
+            // A table of server-played seats has nobody to start it: it starts at once.
+            return game.ask(|reply| game::Command::Start { reply }).await;
+        }
+        game.ask(|reply| game::Command::Describe { reply }).await
+    }
+
+    /// A game's description.
+    pub async fn describe(self: &Arc<Self>, name: &str) -> Result<GameInfo, ServiceError> {
+        let game = self.get(name).await?;
+        game.ask(|reply| game::Command::Describe { reply }).await
+    }
+
+    /// Live games, newest first; only lobbies with an open seat when `open_only`.
+    pub async fn list(&self, open_only: bool, page_size: u32) -> Vec<GameInfo> {
+        let limit = if page_size == 0 {
+            100
+        } else {
+            page_size.min(100)
+        } as usize;
+        let games: Vec<GameRef> = match self.table.lock() {
+            Ok(table) => table
+                .order
+                .values()
+                .rev()
+                .filter_map(|name| table.by_name.get(name).map(|s| s.game.clone()))
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        for game in games {
+            if out.len() >= limit {
+                break;
+            }
+            let Ok(info) = game.ask(|reply| game::Command::Describe { reply }).await else {
+                continue;
+            };
+            let open = info.status == super::lobby::Status::Waiting
+                && info.lobby.seats.iter().any(|s| !s.taken);
+            if !open_only || open {
+                out.push(info);
+            }
+        }
+        out
+    }
+
+    /// Takes a seat (the first open one when `seat` is `None`) and returns its token.
+    pub async fn join(
+        self: &Arc<Self>,
+        name: &str,
+        seat: Option<u32>,
+        player: &str,
+    ) -> Result<(Seat, String, GameInfo), ServiceError> {
+        let game = self.get(name).await?;
+        let seat = seat.map(|s| usize::try_from(s).unwrap_or(usize::MAX));
+        let player = player.chars().take(64).collect();
+        let joined = game
+            .ask(|reply| game::Command::Join {
+                seat,
+                name: player,
+                reply,
+            })
+            .await?;
+        self.note_token(hash(&joined.1), name);
+        Ok(joined)
+    }
+
+    /// The seat `token` holds in game `name`.
+    pub async fn seat_of(
+        self: &Arc<Self>,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<Seat, ServiceError> {
+        let game = self.get(name).await?;
+        let token = self.token(name, token)?;
+        let found = game
+            .ask(|reply| game::Command::SeatOf { token, reply })
+            .await;
+        self.explain(name, &token, found)
+    }
+
+    /// The viewer a request is: the seat its token holds, or a spectator without a token.
+    pub async fn viewer(
+        self: &Arc<Self>,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<Viewer, ServiceError> {
+        match token {
+            Some(_) => Ok(Viewer::Seat(self.seat_of(name, token).await?)),
+            None => Ok(Viewer::Spectator),
+        }
+    }
+
+    /// The hash of a request's token; none is refused.
+    fn token(&self, _name: &str, token: Option<&str>) -> Result<TokenHash, ServiceError> {
+        match token {
+            Some(t) => Ok(hash(t)),
+            None => Err(ServiceError::unauthenticated(
+                "this call needs a seat token as `authorization: Bearer <token>`",
+            )),
+        }
+    }
+
+    /// A token refused by the game: said to belong to another game when this server knows it.
+    fn explain<T>(
+        &self,
+        name: &str,
+        token: &TokenHash,
+        result: Result<T, ServiceError>,
+    ) -> Result<T, ServiceError> {
+        match result {
+            Err(ServiceError::Unauthenticated(message)) => {
+                let other = self
+                    .table
+                    .lock()
+                    .ok()
+                    .and_then(|t| t.tokens.get(token).cloned())
+                    .is_some_and(|game| &*game != name);
+                if other {
+                    Err(ServiceError::denied(
+                        "SEAT_TOKEN_OTHER_GAME",
+                        format!("this seat token belongs to another game than {name}"),
+                    ))
+                } else {
+                    Err(ServiceError::Unauthenticated(message))
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Deals the first round; the caller must hold a seat or the admin token.
+    pub async fn start(
+        self: &Arc<Self>,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<GameInfo, ServiceError> {
+        let game = self.get(name).await?;
+        if !self.is_admin(token) {
+            self.seat_of(name, token).await?;
+        }
+        game.ask(|reply| game::Command::Start { reply }).await
+    }
+
+    /// A move by the seat `token` holds.
+    pub async fn submit(
+        self: &Arc<Self>,
+        name: &str,
+        token: Option<&str>,
+        action: crate::rules::Action,
+        request_id: String,
+        expected_version: Option<u64>,
+    ) -> Result<game::Submitted, ServiceError> {
+        let game = self.get(name).await?;
+        let token = self.token(name, token)?;
+        let answer = game
+            .ask(|reply| game::Command::Submit {
+                token,
+                action,
+                request_id,
+                expected_version,
+                reply,
+            })
+            .await;
+        self.explain(name, &token, answer)
+    }
+
+    /// The seat `token` holds leaves the game.
+    pub async fn leave(
+        self: &Arc<Self>,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<GameInfo, ServiceError> {
+        let game = self.get(name).await?;
+        let token = self.token(name, token)?;
+        let answer = game
+            .ask(|reply| game::Command::Leave { token, reply })
+            .await;
+        self.explain(name, &token, answer)
+    }
+
+    /// A viewer's view of game `name` and its turn deadline.
+    pub async fn view(
+        self: &Arc<Self>,
+        name: &str,
+        viewer: Viewer,
+    ) -> Result<(crate::rules::View, Option<tokio::time::Instant>), ServiceError> {
+        let game = self.get(name).await?;
+        game.ask(|reply| game::Command::View { viewer, reply })
+            .await
+    }
+
+    /// The whole log of game `name` (once it is over, or for the admin).
+    pub async fn export(
+        self: &Arc<Self>,
+        name: &str,
+        admin: bool,
+    ) -> Result<Vec<crate::rules::Event>, ServiceError> {
+        let game = self.get(name).await?;
+        game.ask(|reply| game::Command::Export { admin, reply })
+            .await
+    }
+
+    /// The record of game `name`: from its task, else from the store.
+    pub(crate) async fn lobby(&self, name: &str) -> Option<Lobby> {
+        let live = self.live_ref(name).ok().flatten();
+        if let Some(game) = live
+            && let Ok(info) = game.ask(|reply| game::Command::Describe { reply }).await
+        {
+            return Some(info.lobby);
+        }
+        match self.store.record(name).await {
+            Ok(Some((record, _))) => Lobby::from_record(&record).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// A game's log from the store: its latest snapshot and the events after it, or every event when
+/// it has no snapshot or the snapshot cannot be used (then it says so).
+async fn stored_log(store: &dyn EventStore, name: &str) -> Result<EventLog, StoreError> {
+    if let Some((version, state)) = store.snapshot(name).await? {
+        match Game::restore(&state) {
+            Ok(game) if game.version() == version => {
+                let tail = store.read(name, version).await?;
+                return Ok(EventLog::from_snapshot(version, game, tail));
+            }
+            Ok(_) => {
+                tracing::warn!(game = %name, version, "snapshot version mismatch; replaying the whole log");
+            }
+            Err(error) => {
+                tracing::warn!(game = %name, version, %error, "snapshot not usable; replaying the whole log");
+            }
+        }
+    }
+    Ok(EventLog::new(store.read(name, 0).await?))
+}
+
+/// Follows the writes of other servers sharing the store: tells the task of each live game
+/// another server wrote to, and wakes the firehose.
+async fn follow(registry: Weak<Registry>, mut changes: tokio::sync::broadcast::Receiver<Change>) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let change = match changes.recv().await {
+            Ok(change) => change,
+            Err(RecvError::Lagged(_)) => Change::Any,
+            Err(RecvError::Closed) => return,
+        };
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        registry.appended.send_modify(|n| *n += 1);
+        let Ok(table) = registry.table.lock() else {
+            return;
+        };
+        match change {
+            Change::Appended { game, version } => {
+                if let Some(slot) = table.by_name.get(game.as_str())
+                    && version > *slot.game.version.borrow()
+                {
+                    slot.game.store_version.send_replace(version);
+                }
+            }
+            Change::Any => {
+                for slot in table.by_name.values() {
+                    slot.game.store_version.send_modify(|_| {});
+                }
+            }
+        }
+    }
+}
