@@ -188,6 +188,8 @@ struct Live {
     last_person: Instant,
     /// When the task stops: a finished game's keep time.
     unload_at: Option<Instant>,
+    /// When a lobby nobody started expires (its TTL counts from its creation, across restarts).
+    lobby_ends: Instant,
     version: watch::Sender<u64>,
     store_version: watch::Receiver<u64>,
     appended: Arc<watch::Sender<u64>>,
@@ -214,6 +216,7 @@ pub(crate) fn spawn(
         store_version: store_version.clone(),
     };
     let now = Instant::now();
+    let lobby_ends = lobby_ends(&lobby, lifecycle.lobby_ttl, now);
     let mut live = Live {
         name,
         store,
@@ -226,6 +229,7 @@ pub(crate) fn spawn(
         bot_at: None,
         last_person: now,
         unload_at: None,
+        lobby_ends,
         version,
         store_version: store_version.subscribe(),
         appended: hooks.appended,
@@ -239,6 +243,12 @@ pub(crate) fn spawn(
         (hooks.on_stop)();
     });
     Ok(handle)
+}
+
+/// When a lobby created at `lobby.created_unix` expires, as an instant on this machine's clock.
+fn lobby_ends(lobby: &Lobby, ttl: Duration, now: Instant) -> Instant {
+    let age = super::lobby::now_unix().saturating_sub(lobby.created_unix);
+    now + ttl.saturating_sub(Duration::from_secs(age))
 }
 
 /// The state a log leads to (`None` before the first event).
@@ -341,7 +351,7 @@ impl Live {
 
     /// The next time something is due.
     fn next_wake(&self) -> Option<Instant> {
-        let lobby_end = (self.game.is_none()).then(|| self.lobby_expiry());
+        let lobby_end = self.game.is_none().then_some(self.lobby_ends);
         let abandon = (self.status() == Status::Playing && !self.lobby.all_bots())
             .then(|| self.last_person + self.lifecycle.abandon_after);
         [
@@ -356,32 +366,12 @@ impl Live {
         .min()
     }
 
-    /// When the lobby expires (measured from its creation, across restarts).
-    fn lobby_expiry(&self) -> Instant {
-        let age = super::lobby::now_unix().saturating_sub(self.lobby.created_unix);
-        Instant::now()
-            + self
-                .lifecycle
-                .lobby_ttl
-                .saturating_sub(Duration::from_secs(age))
-    }
-
     /// After anything happened: plays the server's seats that are due, schedules the next, and
     /// sets the keep time of a game that is over.
     async fn settle(&mut self) {
-        if self.status().is_final() {
-            self.deadline = None;
-            self.bot_at = None;
-            if self.unload_at.is_none() {
-                self.unload_at = Some(Instant::now() + self.lifecycle.keep_finished);
-            }
-            return;
-        }
         if self.server_seat_to_move().is_none() {
             self.bot_at = None;
-            return;
-        }
-        if self.lifecycle.bot_delay.is_zero() {
+        } else if self.lifecycle.bot_delay.is_zero() {
             for _ in 0..SERVER_MOVES_PER_TURN {
                 match self.server_step().await {
                     Ok(true) => {}
@@ -399,13 +389,20 @@ impl Live {
         } else if self.bot_at.is_none() {
             self.bot_at = Some(Instant::now() + self.lifecycle.bot_delay);
         }
+        if self.status().is_final() {
+            self.deadline = None;
+            self.bot_at = None;
+            if self.unload_at.is_none() {
+                self.unload_at = Some(Instant::now() + self.lifecycle.keep_finished);
+            }
+        }
     }
 
     /// Something on the clock is due.
     async fn on_clock(&mut self) {
         let now = Instant::now();
         if self.game.is_none() {
-            if self.lobby_expiry() <= now {
+            if self.lobby_ends <= now {
                 self.expire().await;
             }
             return;

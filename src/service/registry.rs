@@ -444,8 +444,10 @@ impl Registry {
             })?;
         tracing::info!(game = %name, seats, "game created");
         if all_bots {
-            // A table of server-played seats has nobody to start it: it starts at once.
-            return game.ask(|reply| game::Command::Start { reply }).await;
+            // A table of server-played seats has nobody to start it: it starts at once. The
+            // description is asked after, so it shows what the bots played meanwhile (all of a
+            // game with no bot delay).
+            game.ask(|reply| game::Command::Start { reply }).await?;
         }
         game.ask(|reply| game::Command::Describe { reply }).await
     }
