@@ -74,12 +74,16 @@ def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random
     return None
 
 
+# The events after which a game never moves again.
+_OVER = ("match_ended", "match_abandoned")
+
+
 def play_seat(seat: Seat, *, rng: random.Random | None = None, after: int = 0) -> game_pb2.View:
-    """Plays `seat` until the match is over; returns the final view."""
+    """Plays `seat` until the match is over (or abandoned); returns the final view."""
     rng = rng or random.Random()
     for message in seat.events(after=after):
         kind = message.WhichOneof("kind")
-        if kind == "event" and message.event.WhichOneof("kind") == "match_ended":
+        if kind == "event" and message.event.WhichOneof("kind") in _OVER:
             return seat.view()
         if kind == "prompt":
             view = seat.view()
