@@ -1,0 +1,289 @@
+//! Starting the built `unoflip serve` on a free port, with its stderr kept for the test, and
+//! clients for it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tonic::Request;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use unoflip::proto as pb;
+use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
+
+pub type Client = UnoFlipServiceClient<Channel>;
+
+pub const ADMIN: &str = "process-admin";
+
+/// A running `unoflip serve`; killed when dropped (also when the test fails).
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    log: Arc<Mutex<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A fresh SQLite store in a temporary directory.
+pub fn temp_sqlite(label: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!("unoflip-{label}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    format!("sqlite:{}", dir.join("games.sqlite3").display())
+}
+
+impl Server {
+    /// `unoflip serve --store <store> <flags>` on a free port, with the admin token and no rate
+    /// limit; waits until it answers.
+    pub async fn start(store: &str, flags: &[&str]) -> Server {
+        Server::start_on(free_port(), store, flags).await
+    }
+
+    /// The same on a given port (a restart on the port clients know).
+    pub async fn start_on(port: u16, store: &str, flags: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
+            .arg("serve")
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args([
+                "--store",
+                store,
+                "--admin-token",
+                ADMIN,
+                "--rate-limit",
+                "0",
+            ])
+            .args(flags)
+            .env("RUST_LOG", "info,unoflip=debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let stderr = child.stderr.take().unwrap();
+        let into = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut log = into.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let server = Server { child, port, log };
+        server.client().await;
+        server
+    }
+
+    /// A client; waits for the server to answer.
+    pub async fn client(&self) -> Client {
+        let started = Instant::now();
+        loop {
+            if let Ok(c) =
+                UnoFlipServiceClient::connect(format!("http://127.0.0.1:{}", self.port)).await
+            {
+                return c;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the server did not come up; its log:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Where the log is now: [`Server::live_games_since`] reads only what comes after.
+    pub fn log_mark(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+
+    /// The live game count the server last logged after `mark` (it logs the count at most once
+    /// a second, so an older line may be stale).
+    pub fn live_games_since(&self, mark: usize) -> Option<usize> {
+        let log = self.log();
+        let line = log
+            .get(mark..)?
+            .lines()
+            .rev()
+            .find(|l| l.contains("live_games="))?;
+        let after = line.split("live_games=").nth(1)?;
+        after
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    }
+
+    /// The server's resident memory in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    }
+
+    /// Stops the server with SIGTERM and waits for a clean exit.
+    pub fn stop(mut self) {
+        let term = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(term.success());
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "a clean exit on SIGTERM: {status}");
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "still running after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A request with a bearer token.
+pub fn authed<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    let value: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+    request.metadata_mut().insert("authorization", value);
+    request
+}
+
+/// The ErrorInfo reason of a refusal.
+pub fn reason(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_default()
+}
+
+/// Options for a game with `seats` seats.
+pub fn options(seats: u32) -> pb::GameOptions {
+    pb::GameOptions {
+        ruleset: pb::Ruleset::Flip as i32,
+        seats,
+        ..Default::default()
+    }
+}
+
+/// Creates a game and joins every seat but the bot seats; returns its name and the tokens by
+/// seat (empty for bot seats).
+pub async fn table(client: &mut Client, options: pb::GameOptions) -> (String, Vec<String>) {
+    let game = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let mut tokens = vec![String::new(); options.seats as usize];
+    for seat in 0..options.seats {
+        if options.bot_seats.contains(&seat) {
+            continue;
+        }
+        tokens[seat as usize] = client
+            .join_game(pb::JoinGameRequest {
+                game: game.name.clone(),
+                seat: Some(seat),
+                player_name: format!("p{seat}"),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .seat_token;
+    }
+    (game.name, tokens)
+}
+
+/// Creates, joins and starts a game of people.
+pub async fn started(client: &mut Client, options: pb::GameOptions) -> (String, Vec<String>) {
+    let (game, tokens) = table(client, options).await;
+    client
+        .start_game(authed(
+            pb::StartGameRequest { game: game.clone() },
+            &tokens[0],
+        ))
+        .await
+        .unwrap();
+    (game, tokens)
+}
+
+pub async fn get_game(client: &mut Client, game: &str) -> pb::Game {
+    client
+        .get_game(pb::GetGameRequest {
+            name: game.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+}
+
+pub async fn view(client: &mut Client, game: &str, token: Option<&str>) -> pb::View {
+    let message = pb::GetViewRequest {
+        game: game.to_owned(),
+    };
+    let request = match token {
+        Some(t) => authed(message, t),
+        None => Request::new(message),
+    };
+    client
+        .get_view(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .view
+        .unwrap()
+}
+
+/// A move that is always legal for the seat to move and needs no card choice.
+pub fn plain_move(v: &pb::View) -> Option<pb::Action> {
+    let dark = v.side == pb::Side::Dark as i32;
+    let action = super::common::plain_move(pb::Awaiting::try_from(v.awaiting).ok()?, dark)?;
+    Some(unoflip::service::convert::action(action))
+}
+
+/// Polls `check` every 20 ms until it holds, for at most `within`.
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < within, "not within {within:?}: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

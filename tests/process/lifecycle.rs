@@ -1,0 +1,240 @@
+//! The games' lifecycle with small settings: finished games leave memory (the live count and
+//! the server's memory return to their baseline, and `CreateGame` works again), lobbies expire,
+//! games nobody plays end as abandoned, and one client cannot fill the server.
+
+use std::time::Duration;
+
+use tonic::Code;
+use unoflip::proto as pb;
+
+use super::harness::*;
+
+/// Games of bots only, one round each: they finish at once with no bot delay.
+fn bots_only() -> pb::GameOptions {
+    pb::GameOptions {
+        bot_seats: vec![0, 1],
+        single_round: true,
+        ..options(2)
+    }
+}
+
+/// Waits until the server logs `n` live games after `mark` (see [`Server::log_mark`]).
+async fn wait_live(server: &Server, mark: usize, n: usize) {
+    eventually(
+        Duration::from_secs(20),
+        &format!("{n} live games"),
+        || async { server.live_games_since(mark) == Some(n) },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_games_leave_memory_and_the_server_takes_new_ones_again() {
+    // On a file store: the memory store keeps every event in memory by design.
+    let store = temp_sqlite("waves");
+    let server = Server::start(
+        &store,
+        &[
+            "--bot-delay-ms",
+            "0",
+            "--keep-finished",
+            "10s",
+            "--max-games",
+            "100",
+            "--max-games-per-client",
+            "100",
+        ],
+    )
+    .await;
+    let mut client = server.client().await;
+    let mut after_wave = Vec::new();
+    for wave in 0..3 {
+        let started = std::time::Instant::now();
+        for _ in 0..100 {
+            let game = client
+                .create_game(pb::CreateGameRequest {
+                    options: Some(bots_only()),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .game
+                .unwrap();
+            assert_eq!(game.status, pb::GameStatus::Finished as i32);
+        }
+        // The server is full until the finished games leave (10 s after each finished).
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "wave {wave} was too slow to check"
+        );
+        let refused = client
+            .create_game(pb::CreateGameRequest {
+                options: Some(bots_only()),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (refused.code(), reason(&refused).as_str()),
+            (Code::ResourceExhausted, "TOO_MANY_GAMES"),
+            "wave {wave}"
+        );
+        wait_live(&server, server.log_mark(), 0).await;
+        after_wave.push(server.rss_kib());
+    }
+    // A finished game that left memory is still there, read from the store.
+    let listed = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
+    assert!(listed.is_empty(), "no live game is listed");
+    // Memory after the first wave is the baseline: later waves come back to it.
+    let baseline = after_wave[0];
+    for (wave, rss) in after_wave.iter().enumerate() {
+        assert!(
+            *rss <= baseline + baseline / 10,
+            "wave {wave}: {rss} KiB against a baseline of {baseline} KiB ({after_wave:?})"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_game_is_read_from_the_store_after_it_left_memory() {
+    let store = temp_sqlite("lifecycle");
+    let server = Server::start(&store, &["--bot-delay-ms", "0", "--keep-finished", "500ms"]).await;
+    let mut client = server.client().await;
+    let mark = server.log_mark();
+    let game = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(bots_only()),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(game.status, pb::GameStatus::Finished as i32);
+    wait_live(&server, mark, 0).await;
+    let again = get_game(&mut client, &game.name).await;
+    assert_eq!(again.status, pb::GameStatus::Finished as i32);
+    assert_eq!(again.version, game.version);
+    let exported = client
+        .export_game(pb::ExportGameRequest {
+            game: game.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    assert_eq!(exported.len() as u64, game.version);
+    assert_eq!(
+        view(&mut client, &game.name, None).await.awaiting,
+        pb::Awaiting::MatchOver as i32
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lobby_expires_and_a_game_nobody_plays_is_abandoned() {
+    let server = Server::start(
+        "memory",
+        &[
+            "--bot-delay-ms",
+            "0",
+            "--lobby-ttl",
+            "1s",
+            "--abandon-after",
+            "2s",
+        ],
+    )
+    .await;
+    let mut client = server.client().await;
+    let (lobby, _) = table(&mut client, options(3)).await;
+    // Two people who never move, with a one-second turn timer: the server moves for them.
+    let (timed, tokens) = started(
+        &mut client,
+        pb::GameOptions {
+            turn_timer_seconds: 1,
+            ..options(2)
+        },
+    )
+    .await;
+    let at_start = get_game(&mut client, &timed).await.version;
+    eventually(Duration::from_secs(5), "the lobby expired", || {
+        let (mut c, g) = (client.clone(), lobby.clone());
+        async move { get_game(&mut c, &g).await.status == pb::GameStatus::Expired as i32 }
+    })
+    .await;
+    let refused = client
+        .join_game(pb::JoinGameRequest {
+            game: lobby.clone(),
+            seat: None,
+            player_name: "late".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::FailedPrecondition, "LOBBY_EXPIRED")
+    );
+    eventually(Duration::from_secs(8), "the game was abandoned", || {
+        let (mut c, g) = (client.clone(), timed.clone());
+        async move { get_game(&mut c, &g).await.status == pb::GameStatus::Abandoned as i32 }
+    })
+    .await;
+    let game = get_game(&mut client, &timed).await;
+    assert!(
+        game.version > at_start,
+        "time-outs moved before it was abandoned"
+    );
+    assert!(game.winners.is_empty());
+    let events = client
+        .export_game(pb::ExportGameRequest {
+            game: timed.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    assert!(
+        events
+            .last()
+            .unwrap()
+            .json
+            .contains(r#""type":"match_abandoned""#)
+    );
+    // Its seats can no longer move.
+    let refused = client
+        .submit_action(authed(
+            pb::SubmitActionRequest {
+                game: timed.clone(),
+                action: Some(pb::Action {
+                    kind: Some(pb::action::Kind::DrawCard(pb::DrawCard {})),
+                }),
+                ..Default::default()
+            },
+            &tokens[0],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_fill_the_server() {
+    let server = Server::start("memory", &["--max-games-per-client", "3"]).await;
+    let mut client = server.client().await;
+    for _ in 0..3 {
+        table(&mut client, options(2)).await;
+    }
+    let refused = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options(2)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::ResourceExhausted, "CLIENT_GAME_LIMIT")
+    );
+}

@@ -1,0 +1,94 @@
+//! `request_id`s are durable: a retried request returns its first answer and changes nothing,
+//! after a restart and after thousands of other moves.
+
+use unoflip::proto as pb;
+
+use super::harness::*;
+
+/// One move of the seat to move (a card when it has one, else a plain move), with a request id.
+async fn one_move(client: &mut Client, game: &str, tokens: &[String], id: &str) -> bool {
+    let v = view(client, game, None).await;
+    if v.awaiting == pb::Awaiting::MatchOver as i32 {
+        return false;
+    }
+    let token = &tokens[v.turn as usize];
+    let mine = view(client, game, Some(token)).await;
+    let action = mine
+        .legal_actions
+        .iter()
+        .find(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
+        .cloned()
+        .or_else(|| plain_move(&v));
+    client
+        .submit_action(authed(
+            pb::SubmitActionRequest {
+                game: game.to_owned(),
+                action,
+                request_id: id.to_owned(),
+                expected_version: Some(v.version),
+            },
+            token,
+        ))
+        .await
+        .unwrap();
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_request_gets_its_first_answer_after_a_restart_and_5000_other_moves() {
+    let store = temp_sqlite("request-ids");
+    let flags = ["--bot-delay-ms", "0"];
+    let server = Server::start(&store, &flags).await;
+    let port = server.port;
+    let mut client = server.client().await;
+    let (game, tokens) = started(
+        &mut client,
+        pb::GameOptions {
+            // Long enough for thousands of moves.
+            target_score: 100_000,
+            ..options(2)
+        },
+    )
+    .await;
+    // The first request: seat to move draws.
+    let v = view(&mut client, &game, None).await;
+    let token = tokens[v.turn as usize].clone();
+    let request = || {
+        authed(
+            pb::SubmitActionRequest {
+                game: game.clone(),
+                action: plain_move(&v),
+                request_id: "the-first-request".into(),
+                expected_version: None,
+            },
+            &token,
+        )
+    };
+    let first = client.submit_action(request()).await.unwrap().into_inner();
+    assert!(first.version > v.version && !first.events.is_empty());
+    let hand = view(&mut client, &game, Some(&token)).await.hand;
+    server.stop();
+
+    // After a restart: the same answer, and the game did not move.
+    let server = Server::start_on(port, &store, &flags).await;
+    let mut client = server.client().await;
+    let again = client.submit_action(request()).await.unwrap().into_inner();
+    assert_eq!(again, first, "the first answer, after a restart");
+    let now = view(&mut client, &game, Some(&token)).await;
+    assert_eq!((now.version, now.hand), (first.version, hand));
+
+    // After 5,000 other moves, each with its own request id.
+    let mut moves = 0;
+    while moves < 5000 && one_move(&mut client, &game, &tokens, &format!("m{moves}")).await {
+        moves += 1;
+    }
+    assert_eq!(moves, 5000, "the game lasted 5,000 moves");
+    let before = get_game(&mut client, &game).await.version;
+    let again = client.submit_action(request()).await.unwrap().into_inner();
+    assert_eq!(again, first, "the first answer, after 5,000 other moves");
+    assert_eq!(
+        get_game(&mut client, &game).await.version,
+        before,
+        "nothing changed"
+    );
+}

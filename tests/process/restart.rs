@@ -1,0 +1,89 @@
+//! A restarted `unoflip serve` rebuilds every unfinished game of its store at start: an all-bot
+//! game and a turn-timer game advance with no client touching them, and `ListGames` lists every
+//! unfinished game.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use unoflip::proto as pb;
+
+use super::harness::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_rebuilds_every_unfinished_game_and_plays_on_without_a_client() {
+    let store = temp_sqlite("restart");
+    let flags = ["--bot-delay-ms", "300"];
+    let server = Server::start(&store, &flags).await;
+    let port = server.port;
+    let mut client = server.client().await;
+    // Bots only: it starts at once and the server plays it.
+    let (bots, _) = table(
+        &mut client,
+        pb::GameOptions {
+            bot_seats: vec![0, 1, 2],
+            ..options(3)
+        },
+    )
+    .await;
+    // People with a one-second turn timer who never move: the server moves for them.
+    let (timed, _) = started(
+        &mut client,
+        pb::GameOptions {
+            turn_timer_seconds: 1,
+            ..options(2)
+        },
+    )
+    .await;
+    // A lobby waiting for players.
+    let (lobby, _) = table(&mut client, options(3)).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    server.stop();
+    let before: HashMap<String, u64> = [&bots, &timed, &lobby]
+        .into_iter()
+        .map(|g| (g.clone(), 0))
+        .collect();
+    // The versions at the stop, from the store itself.
+    let path = store.strip_prefix("sqlite:").unwrap().to_owned();
+    let stored = |game: &str| -> u64 {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1",
+            [game],
+            |row| row.get::<_, i64>(0),
+        )
+        .unwrap() as u64
+    };
+    let at_stop: HashMap<String, u64> = before.keys().map(|g| (g.clone(), stored(g))).collect();
+    assert!(at_stop[&bots] > 0 && at_stop[&timed] > 0 && at_stop[&lobby] == 0);
+
+    let server = Server::start_on(port, &store, &flags).await;
+    assert!(
+        server.log().contains("games=3") && server.log().contains("rebuilt"),
+        "the server says how many games it rebuilt:\n{}",
+        server.log()
+    );
+    // No client touches a game: wait, then read the store, not the server.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(
+        stored(&bots) > at_stop[&bots],
+        "the bots played on after the restart"
+    );
+    assert!(
+        stored(&timed) > at_stop[&timed],
+        "the turn timer ran out and the server moved"
+    );
+    // Every unfinished game is listed.
+    let mut client = server.client().await;
+    let listed = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
+    let names: Vec<&str> = listed.iter().map(|g| g.name.as_str()).collect();
+    for game in [&bots, &timed, &lobby] {
+        assert!(names.contains(&game.as_str()), "{game} listed: {names:?}");
+    }
+    let waiting = listed.iter().find(|g| g.name == lobby).unwrap();
+    assert_eq!(waiting.status, pb::GameStatus::Waiting as i32);
+}
