@@ -19,9 +19,18 @@ struct Logs {
 #[derive(Default)]
 pub struct MemoryStore {
     games: Mutex<Logs>,
-    records: Mutex<Vec<(String, String, bool)>>,
+    records: Mutex<Records>,
     snapshots: Mutex<HashMap<String, (u64, String)>>,
     changes: Changes,
+}
+
+/// Game records in creation order, found by name.
+#[derive(Default)]
+struct Records {
+    /// Name, record and whether the game is over.
+    list: Vec<(String, String, bool)>,
+    /// Where each name is in `list`.
+    index: HashMap<String, usize>,
 }
 
 /// The wake-ups of [`EventStore::changes`].
@@ -181,9 +190,16 @@ impl EventStore for MemoryStore {
                 .records
                 .lock()
                 .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
-            match records.iter_mut().find(|(g, _, _)| g == game) {
-                Some(entry) => *entry = (game.to_owned(), record.to_owned(), finished),
-                None => records.push((game.to_owned(), record.to_owned(), finished)),
+            let Records { list, index } = &mut *records;
+            match index.get(game).and_then(|&i| list.get_mut(i)) {
+                Some(entry) => {
+                    entry.1 = record.to_owned();
+                    entry.2 = finished;
+                }
+                None => {
+                    index.insert(game.to_owned(), list.len());
+                    list.push((game.to_owned(), record.to_owned(), finished));
+                }
             }
             Ok(())
         })
@@ -196,8 +212,9 @@ impl EventStore for MemoryStore {
                 .lock()
                 .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
             Ok(records
-                .iter()
-                .find(|(g, _, _)| g == game)
+                .index
+                .get(game)
+                .and_then(|&i| records.list.get(i))
                 .map(|(_, r, f)| (r.clone(), *f)))
         })
     }
@@ -209,6 +226,7 @@ impl EventStore for MemoryStore {
                 .lock()
                 .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
             Ok(records
+                .list
                 .iter()
                 .filter(|(_, _, finished)| !finished)
                 .map(|(g, r, _)| (g.clone(), r.clone()))
