@@ -81,6 +81,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             &format!("127.0.0.1:{port}"),
             "--max-games",
             "1000000",
+            "--max-games-per-client",
+            "1000000",
             "--rate-limit",
             "0",
             "--store",

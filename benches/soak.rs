@@ -1,0 +1,245 @@
+//! Soak: many short all-bot games through one real `unoflip serve` process, to show that finished
+//! games leave memory. Each game has two server-played seats and one round; with no bot delay,
+//! `CreateGame` answers when the bots have played it out, and the game's task stops
+//! `--keep-finished` (1 s here) later.
+//!
+//! While the games run it samples the server's live game count (from its debug log) and its
+//! resident memory (`VmRSS`), and prints the curve; at the end it reports the resident memory
+//! after warm-up (the first 10% of the games): its least and greatest, and their spread. On the
+//! memory store every event stays in memory by design (it is the store), so there it also
+//! reports the growth per game beside the bytes of one game's stored log.
+//!
+//! `cargo bench --bench soak` (`SOAK_GAMES`, default 100000; `SOAK_STORES`, default
+//! `memory,sqlite`; `SOAK_CLIENTS`, games in flight, default 32).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tonic::transport::Channel;
+use unoflip::proto as pb;
+use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
+
+type Client = UnoFlipServiceClient<Channel>;
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The server's resident memory in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A running server; killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    /// The live game count it last logged.
+    live: Arc<AtomicUsize>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(store: &str) -> Result<Server, Error> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--store", store, "--rate-limit", "0", "--bot-delay-ms", "0"])
+            .args(["--keep-finished", "1s", "--max-games", "1000000"])
+            .args(["--max-games-per-client", "1000000"])
+            .env("RUST_LOG", "warn,unoflip::cli::serve=debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let live = Arc::new(AtomicUsize::new(0));
+        let seen = live.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                match line.split("live_games=").nth(1) {
+                    Some(after) => {
+                        let digits: String =
+                            after.chars().take_while(char::is_ascii_digit).collect();
+                        if let Ok(n) = digits.parse() {
+                            seen.store(n, Ordering::Relaxed);
+                        }
+                    }
+                    None => eprintln!("server: {line}"),
+                }
+            }
+        });
+        Ok(Server { child, port, live })
+    }
+
+    async fn channel(&self) -> Result<Channel, Error> {
+        let endpoint = Channel::from_shared(format!("http://127.0.0.1:{}", self.port))?;
+        for _ in 0..100 {
+            if let Ok(c) = endpoint.connect().await {
+                return Ok(c);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err("the server did not come up".into())
+    }
+}
+
+/// One sample of the curve.
+struct Sample {
+    at: Duration,
+    games: usize,
+    live: usize,
+    rss_kib: u64,
+}
+
+async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
+    let server = Server::start(store)?;
+    let pid = server.child.id();
+    let channel = server.channel().await?;
+    println!("soak: {games} two-bot single-round games, {clients} in flight, store {store}");
+    let done = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..clients {
+        let mut client = Client::new(channel.clone());
+        let done = done.clone();
+        workers.push(tokio::spawn(async move {
+            let mut last = None;
+            while done.fetch_add(1, Ordering::Relaxed) < games {
+                let game = client
+                    .create_game(pb::CreateGameRequest {
+                        options: Some(pb::GameOptions {
+                            seats: 2,
+                            bot_seats: vec![0, 1],
+                            single_round: true,
+                            ..Default::default()
+                        }),
+                    })
+                    .await?
+                    .into_inner()
+                    .game
+                    .ok_or("no game in the answer")?;
+                if game.status != pb::GameStatus::Finished as i32 {
+                    return Err(format!("{} answered unfinished: {game:?}", game.name).into());
+                }
+                last = Some(game.name);
+            }
+            Ok::<_, Error>(last)
+        }));
+    }
+    let mut samples = Vec::new();
+    let step = (games / 20).max(1);
+    let mut next_print = 0;
+    while workers.iter().any(|w| !w.is_finished()) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let sample = Sample {
+            at: started.elapsed(),
+            games: done.load(Ordering::Relaxed).min(games),
+            live: server.live.load(Ordering::Relaxed),
+            rss_kib: rss_kib(pid),
+        };
+        if sample.games >= next_print {
+            println!(
+                "  {:>7.1} s  {:>7} games  {:>6} live  RSS {:>7.1} MiB",
+                sample.at.as_secs_f64(),
+                sample.games,
+                sample.live,
+                sample.rss_kib as f64 / 1024.0
+            );
+            next_print = sample.games + step;
+        }
+        samples.push(sample);
+    }
+    let mut one_game = None;
+    for worker in workers {
+        if let Some(name) = worker.await?? {
+            one_game = Some(name);
+        }
+    }
+    let elapsed = started.elapsed();
+    // Let the last games leave.
+    let mut waited = 0;
+    while server.live.load(Ordering::Relaxed) > 0 && waited < 100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    let end_rss = rss_kib(pid);
+    println!(
+        "{games} games in {:.1} s: {:.0} games/s; {} live at the end; RSS at the end {:.1} MiB",
+        elapsed.as_secs_f64(),
+        games as f64 / elapsed.as_secs_f64(),
+        server.live.load(Ordering::Relaxed),
+        end_rss as f64 / 1024.0
+    );
+    let warm: Vec<&Sample> = samples.iter().filter(|s| s.games >= games / 10).collect();
+    let (Some(least), Some(most)) = (
+        warm.iter().map(|s| s.rss_kib).min(),
+        warm.iter().map(|s| s.rss_kib).max(),
+    ) else {
+        println!("too few samples after warm-up");
+        return Ok(());
+    };
+    let peak_live = samples.iter().map(|s| s.live).max().unwrap_or(0);
+    println!(
+        "after warm-up: RSS {:.1} to {:.1} MiB (spread {:.1}% of the least); peak live games {peak_live}",
+        least as f64 / 1024.0,
+        most as f64 / 1024.0,
+        (most - least) as f64 * 100.0 / least as f64
+    );
+    if store == "memory"
+        && let (Some(first), Some(last), Some(name)) = (warm.first(), warm.last(), one_game)
+    {
+        let mut client = Client::new(channel.clone());
+        let events = client
+            .export_game(pb::ExportGameRequest { game: name })
+            .await?
+            .into_inner()
+            .events;
+        let stored: usize = events.iter().map(|e| e.json.len()).sum();
+        let per_game = (last.rss_kib as f64 - first.rss_kib as f64) * 1024.0
+            / (last.games - first.games) as f64;
+        println!(
+            "memory store: RSS grows {per_game:.0} bytes per game after warm-up; one game's log is {} events, {stored} bytes of JSON (the store keeps every event in memory)",
+            events.len()
+        );
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let games = env("SOAK_GAMES", 100_000);
+    let clients = env("SOAK_CLIENTS", 32).max(1);
+    let stores = std::env::var("SOAK_STORES").unwrap_or_else(|_| "memory,sqlite".into());
+    for store in stores.split(',').filter(|s| !s.is_empty()) {
+        let url = if store == "sqlite" {
+            let dir = std::env::temp_dir().join(format!("unoflip-soak-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            format!("sqlite:{}", dir.join("soak.sqlite3").display())
+        } else {
+            store.to_owned()
+        };
+        soak(&url, games, clients).await?;
+    }
+    Ok(())
+}
