@@ -88,6 +88,21 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     // Games are independent.
     assert_eq!(store.append(&b, 0, &[created()], None).await, Ok(1));
     assert_eq!(store.read(&b, 0).await.unwrap(), vec![created()]);
+    // A request id is kept with the events it produced, per game; a refused append keeps none.
+    let r = g("requests");
+    assert_eq!(store.append(&r, 0, &[created()], Some("r1")).await, Ok(1));
+    assert_eq!(
+        store.append(&r, 1, &[turn(1), turn(0)], Some("r2")).await,
+        Ok(3)
+    );
+    assert!(matches!(
+        store.append(&r, 1, &[turn(1)], Some("r3")).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    assert_eq!(store.request(&r, "r1").await, Ok(Some((1, 1))));
+    assert_eq!(store.request(&r, "r2").await, Ok(Some((2, 3))));
+    assert_eq!(store.request(&r, "r3").await, Ok(None));
+    assert_eq!(store.request(&b, "r2").await, Ok(None));
     // Two writers racing for the same version: exactly one wins.
     let (first, second) = ([turn(0)], [turn(1)]);
     let (x, y) = tokio::join!(
@@ -124,7 +139,7 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         .into_iter()
         .filter(|c| c.game.starts_with(&prefix))
         .collect();
-    assert_eq!(all.len(), 3 + 2 + 200 * 3);
+    assert_eq!(all.len(), 3 + 2 + 3 + 200 * 3);
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
     for game in [&a, &b, &g("many-7")] {
         let mine: Vec<(u64, Event)> = all
