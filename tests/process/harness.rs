@@ -6,9 +6,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tonic::Request;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
+use tonic::{Request, Status};
 use unoflip::proto as pb;
 use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
 
@@ -195,18 +195,35 @@ pub fn options(seats: u32) -> pb::GameOptions {
     }
 }
 
+/// `CreateGame` with these options: the game, or the refusal.
+pub async fn create(client: &mut Client, options: pb::GameOptions) -> Result<pb::Game, Status> {
+    let game = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options),
+        })
+        .await?
+        .into_inner()
+        .game;
+    Ok(game.expect("CreateGame answered without a game"))
+}
+
+/// `LeaveGame` for the seat of `token`.
+pub async fn leave(client: &mut Client, game: &str, token: &str) -> Result<(), Status> {
+    client
+        .leave_game(authed(
+            pb::LeaveGameRequest {
+                game: game.to_owned(),
+            },
+            token,
+        ))
+        .await
+        .map(|_| ())
+}
+
 /// Creates a game and joins every seat but the bot seats; returns its name and the tokens by
 /// seat (empty for bot seats).
 pub async fn table(client: &mut Client, options: pb::GameOptions) -> (String, Vec<String>) {
-    let game = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(options.clone()),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = create(client, options.clone()).await.unwrap();
     let mut tokens = vec![String::new(); options.seats as usize];
     for seat in 0..options.seats {
         if options.bot_seats.contains(&seat) {

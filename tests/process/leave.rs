@@ -15,13 +15,7 @@ async fn leaving_on_ones_own_turn_lets_the_servers_bot_move_and_the_old_token_is
     let (game, tokens) = started(&mut client, options(2)).await;
     let v = view(&mut client, &game, None).await;
     let mover = v.turn as usize;
-    client
-        .leave_game(authed(
-            pb::LeaveGameRequest { game: game.clone() },
-            &tokens[mover],
-        ))
-        .await
-        .unwrap();
+    leave(&mut client, &game, &tokens[mover]).await.unwrap();
     eventually(
         Duration::from_secs(5),
         "the bot moved for the seat that left",
@@ -57,13 +51,7 @@ async fn leaving_on_ones_own_turn_lets_the_servers_bot_move_and_the_old_token_is
         .await
         .unwrap_err();
     assert_eq!(reason(&refused), "SEAT_LEFT");
-    let refused = client
-        .leave_game(authed(
-            pb::LeaveGameRequest { game: game.clone() },
-            &tokens[mover],
-        ))
-        .await
-        .unwrap_err();
+    let refused = leave(&mut client, &game, &tokens[mover]).await.unwrap_err();
     assert_eq!(reason(&refused), "SEAT_LEFT");
 }
 
@@ -81,13 +69,7 @@ async fn leaving_a_finished_game_and_duplicate_bot_seats_are_refused() {
         },
     )
     .await;
-    client
-        .leave_game(authed(
-            pb::LeaveGameRequest { game: game.clone() },
-            &tokens[0],
-        ))
-        .await
-        .unwrap();
+    leave(&mut client, &game, &tokens[0]).await.unwrap();
     let over = get_game(&mut client, &game).await;
     assert_eq!(over.status, pb::GameStatus::Finished as i32);
     // A game of two people: one leaves, the other plays the round out against the server's bot,
@@ -100,13 +82,7 @@ async fn leaving_a_finished_game_and_duplicate_bot_seats_are_refused() {
         },
     )
     .await;
-    client
-        .leave_game(authed(
-            pb::LeaveGameRequest { game: game.clone() },
-            &tokens[0],
-        ))
-        .await
-        .unwrap();
+    leave(&mut client, &game, &tokens[0]).await.unwrap();
     // Seat 1 plays plain moves against the server's bot until the round (the match) ends.
     for _ in 0..2000 {
         let v = view(&mut client, &game, Some(&tokens[1])).await;
@@ -138,13 +114,7 @@ async fn leaving_a_finished_game_and_duplicate_bot_seats_are_refused() {
         get_game(&mut client, &game).await.status,
         pb::GameStatus::Finished as i32
     );
-    let refused = client
-        .leave_game(authed(
-            pb::LeaveGameRequest { game: game.clone() },
-            &tokens[1],
-        ))
-        .await
-        .unwrap_err();
+    let refused = leave(&mut client, &game, &tokens[1]).await.unwrap_err();
     assert_eq!(
         (refused.code(), reason(&refused).as_str()),
         (Code::FailedPrecondition, "GAME_OVER")
@@ -154,15 +124,15 @@ async fn leaving_a_finished_game_and_duplicate_bot_seats_are_refused() {
         (vec![1, 1], "BOT_SEAT_DUPLICATE"),
         (vec![5], "BOT_SEAT_OUT_OF_RANGE"),
     ] {
-        let refused = client
-            .create_game(pb::CreateGameRequest {
-                options: Some(pb::GameOptions {
-                    bot_seats: bots,
-                    ..options(3)
-                }),
-            })
-            .await
-            .unwrap_err();
+        let refused = create(
+            &mut client,
+            pb::GameOptions {
+                bot_seats: bots,
+                ..options(3)
+            },
+        )
+        .await
+        .unwrap_err();
         assert_eq!(
             (refused.code(), reason(&refused).as_str()),
             (Code::InvalidArgument, why)

@@ -51,15 +51,7 @@ async fn finished_games_leave_memory_and_the_server_takes_new_ones_again() {
     for wave in 0..3 {
         let started = std::time::Instant::now();
         for _ in 0..100 {
-            let game = client
-                .create_game(pb::CreateGameRequest {
-                    options: Some(bots_only()),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .game
-                .unwrap();
+            let game = create(&mut client, bots_only()).await.unwrap();
             assert_eq!(game.status, pb::GameStatus::Finished as i32);
         }
         // The server is full until the finished games leave (10 s after each finished).
@@ -67,12 +59,7 @@ async fn finished_games_leave_memory_and_the_server_takes_new_ones_again() {
             started.elapsed() < Duration::from_secs(10),
             "wave {wave} was too slow to check"
         );
-        let refused = client
-            .create_game(pb::CreateGameRequest {
-                options: Some(bots_only()),
-            })
-            .await
-            .unwrap_err();
+        let refused = create(&mut client, bots_only()).await.unwrap_err();
         assert_eq!(
             (refused.code(), reason(&refused).as_str()),
             (Code::ResourceExhausted, "TOO_MANY_GAMES"),
@@ -105,15 +92,7 @@ async fn a_finished_game_is_read_from_the_store_after_it_left_memory() {
     let server = Server::start(&store, &["--bot-delay-ms", "0", "--keep-finished", "500ms"]).await;
     let mut client = server.client().await;
     let mark = server.log_mark();
-    let game = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(bots_only()),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = create(&mut client, bots_only()).await.unwrap();
     assert_eq!(game.status, pb::GameStatus::Finished as i32);
     wait_live(&server, mark, 0).await;
     let again = get_game(&mut client, &game.name).await;
@@ -227,12 +206,7 @@ async fn one_client_cannot_fill_the_server() {
     for _ in 0..3 {
         table(&mut client, options(2)).await;
     }
-    let refused = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(options(2)),
-        })
-        .await
-        .unwrap_err();
+    let refused = create(&mut client, options(2)).await.unwrap_err();
     assert_eq!(
         (refused.code(), reason(&refused).as_str()),
         (Code::ResourceExhausted, "CLIENT_GAME_LIMIT")
