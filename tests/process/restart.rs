@@ -1,6 +1,7 @@
 //! A restarted `unoflip serve` rebuilds every unfinished game of its store at start: an all-bot
 //! game and a turn-timer game advance with no client touching them, and `ListGames` lists every
-//! unfinished game.
+//! unfinished game. A game long enough to be snapshotted, and the firehose's positions, read the
+//! same after a restart.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -86,4 +87,81 @@ async fn a_restarted_server_rebuilds_every_unfinished_game_and_plays_on_without_
     }
     let waiting = listed.iter().find(|g| g.name == lobby).unwrap();
     assert_eq!(waiting.status, pb::GameStatus::Waiting as i32);
+}
+
+/// The firehose from `after` until it says it caught up: (position, game, version) of each event.
+async fn firehose(client: &mut Client, after: u64) -> Vec<(u64, String, u64)> {
+    let mut stream = client
+        .subscribe_all(pb::SubscribeAllRequest {
+            after_position: after,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut seen = Vec::new();
+    while let Some(message) = stream.message().await.unwrap() {
+        match message.kind {
+            Some(pb::subscribe_all_response::Kind::Event(e)) => {
+                seen.push((e.position, e.game, e.event.unwrap().version));
+            }
+            Some(pb::subscribe_all_response::Kind::CaughtUp(_)) => break,
+            _ => {}
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshotted_game_and_the_firehose_read_the_same_after_a_restart() {
+    let store = temp_sqlite("snapshot-restart");
+    let flags = ["--bot-delay-ms", "0"];
+    let server = Server::start(&store, &flags).await;
+    let port = server.port;
+    let mut client = server.client().await;
+    // A whole match of bots to 500 points: several rounds, hundreds of events.
+    let game = create(
+        &mut client,
+        pb::GameOptions {
+            bot_seats: vec![0, 1, 2],
+            ..options(3)
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(game.status, pb::GameStatus::Finished as i32);
+    assert!(
+        game.version > 256,
+        "long enough for a snapshot: {}",
+        game.version
+    );
+    let view_before = view(&mut client, &game.name, None).await;
+    let all_before = firehose(&mut client, 0).await;
+    assert_eq!(all_before.len() as u64, game.version);
+    let middle = all_before[all_before.len() / 2].0;
+    server.stop();
+    // The server stored a snapshot of it.
+    let path = store.strip_prefix("sqlite:").unwrap().to_owned();
+    let snapshot: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT version FROM snapshots WHERE game = ?1",
+            [&game.name],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(snapshot >= 256, "snapshot at version {snapshot}");
+
+    let server = Server::start_on(port, &store, &flags).await;
+    let mut client = server.client().await;
+    let again = get_game(&mut client, &game.name).await;
+    assert_eq!((again.status, again.version), (game.status, game.version));
+    assert_eq!(view(&mut client, &game.name, None).await, view_before);
+    // The same positions, and resuming from one of them gives the rest.
+    assert_eq!(firehose(&mut client, 0).await, all_before);
+    let rest: Vec<_> = all_before
+        .iter()
+        .filter(|(p, _, _)| *p > middle)
+        .cloned()
+        .collect();
+    assert_eq!(firehose(&mut client, middle).await, rest);
 }
