@@ -30,12 +30,12 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// The port of the server's "unoflip serving address=<ip>:<port>" log line.
+fn serving_port(line: &str) -> Option<u16> {
+    let (_, rest) = line.split_once("unoflip serving")?;
+    let (_, address) = rest.split_once("address=")?;
+    let address = address.split_whitespace().next()?;
+    address.rsplit_once(':')?.1.parse().ok()
 }
 
 /// A fresh SQLite store in a temporary directory.
@@ -53,10 +53,12 @@ impl Server {
     /// `unoflip serve --store <store> <flags>` on a free port, with the admin token and no rate
     /// limit; waits until it answers.
     pub async fn start(store: &str, flags: &[&str]) -> Server {
-        Server::start_on(free_port(), store, flags).await
+        Server::start_on(0, store, flags).await
     }
 
-    /// The same on a given port (a restart on the port clients know).
+    /// The same on a given port (a restart on the port clients know; 0: any free port, which the
+    /// server picks and logs). Waits for this process's own "serving" line, so that a client
+    /// can never reach another test's server on a port that was taken in between.
     pub async fn start_on(port: u16, store: &str, flags: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
             .arg("serve")
@@ -85,7 +87,25 @@ impl Server {
                 log.push('\n');
             }
         });
-        let server = Server { child, port, log };
+        let mut server = Server { child, port, log };
+        let started = Instant::now();
+        server.port = loop {
+            if let Some(port) = server.log().lines().find_map(serving_port) {
+                break port;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "the server exited ({status}) before serving; its log:\n{}",
+                    server.log()
+                );
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the server did not come up; its log:\n{}",
+                server.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
         server.client().await;
         server
     }
