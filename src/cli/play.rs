@@ -258,7 +258,7 @@ impl Table {
                                     self.version = event.version;
                                     self.prompt = None;
                                     if let Some(kind) = &event.kind {
-                                        if matches!(kind, E::MatchEnded(_) | E::MatchAbandoned(_)) {
+                                        if matches!(kind, E::MatchEnded(_) | E::MatchAbandoned(_) | E::LobbyExpired(_)) {
                                             self.over = true;
                                         }
                                         let line = self.describe(kind);
@@ -546,6 +546,7 @@ impl Table {
             E::MatchAbandoned(_) => {
                 "the match was abandoned: nobody but the server played for too long".to_owned()
             }
+            E::LobbyExpired(_) => "the lobby expired before anyone started it".to_owned(),
         }
     }
 

@@ -228,6 +228,9 @@ pub enum Event {
     /// The match ended without winners: for a long while nobody but the server moved
     /// (time-outs and bots only), so the server gave it up (SERVICE.md, lifecycle).
     MatchAbandoned,
+    /// The lobby was never started and expired (SERVICE.md, lifecycle). It is the only event of
+    /// such a game's log, in place of `GameCreated`: no game was ever dealt.
+    LobbyExpired,
 }
 
 /// The format version written by this server.

@@ -45,4 +45,6 @@ pub use setup::{
 };
 pub use snapshot::{SNAPSHOT_FORMAT, SnapshotError};
 pub use state::{Direction, Game, Penalty, Phase, ReplayError, RoundResult};
-pub use view::{Awaiting, CardView, PlayerView, RoundSummary, SeenEvent, View, Viewer, project};
+pub use view::{
+    Awaiting, CardView, PlayerView, RoundSummary, SeenEvent, View, Viewer, project, project_lobby,
+};

@@ -359,6 +359,8 @@ impl Game {
                 self.phase = Phase::MatchOver;
                 self.winners.clear();
             }
+            // Only ever the whole log of a game that was never created: nothing to change.
+            Event::LobbyExpired => {}
         }
     }
 

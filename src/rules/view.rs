@@ -377,6 +377,8 @@ pub enum SeenEvent {
     },
     /// See [`Event::MatchAbandoned`].
     MatchAbandoned,
+    /// See [`Event::LobbyExpired`].
+    LobbyExpired,
 }
 
 impl Game {
@@ -638,5 +640,12 @@ pub fn project(game: &Game, event: &Event, viewer: Viewer) -> SeenEvent {
             winners: winners.clone(),
         },
         Event::MatchAbandoned => SeenEvent::MatchAbandoned,
+        Event::LobbyExpired => SeenEvent::LobbyExpired,
     }
+}
+
+/// An event of a log that has no game (yet), as every viewer sees it: only
+/// [`Event::LobbyExpired`] can be one.
+pub fn project_lobby(event: &Event) -> Option<SeenEvent> {
+    matches!(event, Event::LobbyExpired).then_some(SeenEvent::LobbyExpired)
 }

@@ -646,6 +646,7 @@ pub fn event(version: u64, e: &SeenEvent, lobby: Option<&Lobby>) -> pb::Event {
             winners: seats(winners),
         }),
         SeenEvent::MatchAbandoned => K::MatchAbandoned(pb::MatchAbandoned {}),
+        SeenEvent::LobbyExpired => K::LobbyExpired(pb::LobbyExpired {}),
     };
     pb::Event {
         version,

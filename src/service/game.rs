@@ -20,7 +20,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::bots;
-use crate::rules::{Action, Event, Game, Phase, Seat, SeenEvent, View, Viewer, decide, project};
+use crate::rules::{
+    Action, Event, Game, Phase, Seat, SeenEvent, View, Viewer, decide, project, project_lobby,
+};
 use crate::store::{EventStore, StoreError};
 
 use super::error::ServiceError;
@@ -205,6 +207,12 @@ pub(crate) fn spawn(
     hooks: Hooks,
 ) -> Result<GameRef, String> {
     let game = fold(&log)?;
+    let mut lobby = lobby;
+    if game.is_none() && log.since(0).is_some_and(|l| !l.is_empty()) {
+        // The log is a `LobbyExpired` event (its record may not say so if the server stopped
+        // in between).
+        lobby.expired = true;
+    }
     let (commands, receiver) = mpsc::channel(256);
     let version = watch::channel(log.len()).0;
     let store_version = Arc::new(watch::channel(log.len()).0);
@@ -251,9 +259,10 @@ fn lobby_ends(lobby: &Lobby, ttl: Duration, now: Instant) -> Instant {
     now + ttl.saturating_sub(Duration::from_secs(age))
 }
 
-/// The state a log leads to (`None` before the first event).
+/// The state a log leads to (`None` before the first event, or for an expired lobby's log).
 fn fold(log: &EventLog) -> Result<Option<Game>, String> {
     match (log.base(), log.since(log.base().0)) {
+        ((_, None), Some([Event::LobbyExpired, ..])) => Ok(None),
         ((_, Some(state)), Some(tail)) => {
             let mut game = state.clone();
             for event in tail {
@@ -351,7 +360,7 @@ impl Live {
 
     /// The next time something is due.
     fn next_wake(&self) -> Option<Instant> {
-        let lobby_end = self.game.is_none().then_some(self.lobby_ends);
+        let lobby_end = (self.status() == Status::Waiting).then_some(self.lobby_ends);
         let abandon = (self.status() == Status::Playing && !self.lobby.all_bots())
             .then(|| self.last_person + self.lifecycle.abandon_after);
         [
@@ -402,7 +411,7 @@ impl Live {
     async fn on_clock(&mut self) {
         let now = Instant::now();
         if self.game.is_none() {
-            if self.lobby_ends <= now {
+            if self.status() == Status::Waiting && self.lobby_ends <= now {
                 self.expire().await;
             }
             return;
@@ -437,15 +446,24 @@ impl Live {
         }
     }
 
-    /// The lobby expired: the record says so and the task stops.
+    /// The lobby expired: a `LobbyExpired` event becomes its log's first (and last) event, so
+    /// its streams and the firehose say so, and the record is marked. Appended at version 0, it
+    /// loses the race against a start through another server sharing the store; the game then
+    /// goes on.
     async fn expire(&mut self) {
-        self.lobby.expired = true;
-        if let Err(e) = self.save_record().await {
-            tracing::warn!(game = %self.name, error = %e, "could not mark the lobby expired");
-            self.lobby.expired = false;
-            return;
+        match self
+            .commit(vec![Event::LobbyExpired], Mover::Server, None)
+            .await
+        {
+            Ok(_) => tracing::info!(game = %self.name, "lobby expired"),
+            Err(ServiceError::Store(StoreError::Conflict { .. })) => {
+                self.catch_up().await;
+            }
+            Err(e) => {
+                tracing::warn!(game = %self.name, error = %e, "could not expire the lobby");
+                self.lobby_ends = Instant::now() + Duration::from_secs(1);
+            }
         }
-        tracing::info!(game = %self.name, "lobby expired");
     }
 
     async fn handle(&mut self, command: Command) {
@@ -905,8 +923,15 @@ impl Live {
                 Some(game) => game.apply(&event),
                 None => self.game = Game::replay([&event]).ok(),
             }
-            if let (Some(viewer), Some(game)) = (viewer, self.game.as_ref()) {
-                seen.push((version, project(game, &event, viewer)));
+            if matches!(event, Event::LobbyExpired) {
+                self.lobby.expired = true;
+            }
+            if let Some(viewer) = viewer {
+                let shown = match self.game.as_ref() {
+                    Some(game) => Some(project(game, &event, viewer)),
+                    None => project_lobby(&event),
+                };
+                seen.extend(shown.map(|e| (version, e)));
             }
             self.log.push(event);
         }

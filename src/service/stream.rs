@@ -18,7 +18,7 @@ use tonic::Status;
 use crate::proto as pb;
 use crate::proto::subscribe_all_response::Kind as AllKind;
 use crate::proto::subscribe_response::Kind;
-use crate::rules::{Event, Game, Viewer, project};
+use crate::rules::{Event, Game, Viewer, project, project_lobby};
 use crate::store::EventStore;
 
 use super::convert;
@@ -163,7 +163,9 @@ async fn game_stream(
             },
         };
         let fresh = !batch.is_empty();
-        if from_now && view_due && (fresh || replica.is_some()) {
+        // A log with no game (an expired lobby's) has no view to start from: its events are sent.
+        let lobby_only = replica.is_none() && batch.iter().all(|e| project_lobby(e).is_some());
+        if from_now && view_due && !lobby_only {
             after = cursor + batch.len() as u64;
         }
         // The view, when the stream starts exactly at the snapshot it holds.
@@ -187,6 +189,14 @@ async fn game_stream(
                 None => replica = Game::replay([&event]).ok(),
             }
             let Some(state) = replica.as_ref() else {
+                if let (true, Some(seen)) = (cursor > after, project_lobby(&event)) {
+                    send(Kind::Event(convert::event(
+                        cursor,
+                        &seen,
+                        Some(&tail.lobby),
+                    )))
+                    .await?;
+                }
                 continue;
             };
             if cursor == after && view_due {
@@ -218,7 +228,7 @@ async fn game_stream(
                 send(Kind::Prompt(prompt)).await?;
             }
         }
-        if !caught_up && cursor >= after && !(view_due && from_now) {
+        if !caught_up && cursor >= after && (lobby_only && fresh || !(view_due && from_now)) {
             caught_up = true;
             send(Kind::CaughtUp(pb::CaughtUp { version: cursor })).await?;
         }
@@ -321,6 +331,15 @@ async fn firehose(
                     }
                 }
                 let Some(game) = replicas.get(&name) else {
+                    if let Some(seen) = project_lobby(&committed.event) {
+                        let seen = convert::event(committed.version, &seen, None);
+                        send(AllKind::Event(pb::GameEvent {
+                            game: name.clone(),
+                            position,
+                            event: Some(seen),
+                        }))
+                        .await?;
+                    }
                     continue;
                 };
                 // Only the creation event carries the options.

@@ -212,3 +212,122 @@ async fn one_client_cannot_fill_the_server() {
         (Code::ResourceExhausted, "CLIENT_GAME_LIMIT")
     );
 }
+
+/// The next event of a stream, skipping views, prompts, heartbeats and catch-up marks.
+async fn next_event(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> pb::Event {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("an event within 10 s")
+            .unwrap()
+            .expect("the stream goes on");
+        if let Some(pb::subscribe_response::Kind::Event(event)) = message.kind {
+            return event;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lobby_says_so_with_an_event_that_outlives_a_restart() {
+    let store = temp_sqlite("lobby-expired");
+    let server = Server::start(&store, &["--lobby-ttl", "2s", "--keep-finished", "1s"]).await;
+    let port = server.port;
+    let mut client = server.client().await;
+    let (lobby, tokens) = table(&mut client, options(3)).await;
+    let mut seat = client
+        .subscribe(authed(
+            pb::SubscribeRequest {
+                game: lobby.clone(),
+                after_version: 0,
+                include_view: false,
+            },
+            &tokens[0],
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut firehose = client
+        .subscribe_all(pb::SubscribeAllRequest { after_position: 0 })
+        .await
+        .unwrap()
+        .into_inner();
+    let event = next_event(&mut seat).await;
+    assert_eq!(event.version, 1);
+    assert!(
+        matches!(event.kind, Some(pb::event::Kind::LobbyExpired(_))),
+        "the seat's stream says the lobby expired: {event:?}"
+    );
+    let told = loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), firehose.message())
+            .await
+            .expect("a firehose message within 10 s")
+            .unwrap()
+            .expect("the firehose goes on");
+        if let Some(pb::subscribe_all_response::Kind::Event(e)) = message.kind {
+            break e;
+        }
+    };
+    assert_eq!(told.game, lobby, "{told:?}");
+    let told = told.event.unwrap();
+    assert_eq!(told.version, 1);
+    assert!(matches!(told.kind, Some(pb::event::Kind::LobbyExpired(_))));
+    let game = get_game(&mut client, &lobby).await;
+    assert_eq!(
+        (game.status, game.version),
+        (pb::GameStatus::Expired as i32, 1)
+    );
+    let exported = client
+        .export_game(pb::ExportGameRequest {
+            game: lobby.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    assert_eq!(exported.len(), 1);
+    assert!(exported[0].json.contains(r#""type":"lobby_expired""#));
+    // It left memory after its keep time and is not rebuilt at start; it still reads the same.
+    drop((seat, firehose));
+    server.stop();
+    let server = Server::start_on(port, &store, &["--lobby-ttl", "2s"]).await;
+    let mut client = server.client().await;
+    assert!(server.log().contains("games=0"), "{}", server.log());
+    let game = get_game(&mut client, &lobby).await;
+    assert_eq!(
+        (game.status, game.version),
+        (pb::GameStatus::Expired as i32, 1)
+    );
+    let refused = client
+        .join_game(pb::JoinGameRequest {
+            game: lobby.clone(),
+            seat: Some(2),
+            player_name: "late".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "LOBBY_EXPIRED");
+    let refused = client
+        .start_game(authed(
+            pb::StartGameRequest {
+                game: lobby.clone(),
+            },
+            &tokens[0],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "LOBBY_EXPIRED");
+    let mut replay = client
+        .subscribe(authed(
+            pb::SubscribeRequest {
+                game: lobby.clone(),
+                after_version: 0,
+                include_view: false,
+            },
+            &tokens[1],
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let event = next_event(&mut replay).await;
+    assert!(matches!(event.kind, Some(pb::event::Kind::LobbyExpired(_))));
+}

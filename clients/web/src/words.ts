@@ -141,6 +141,8 @@ export function eventWords(event: Event, who: Who, side: Side): string | undefin
       return `The match is over: ${k.value.winners.map(who).join(" and ")} won.`;
     case "matchAbandoned":
       return "The match was abandoned: nobody moved for too long.";
+    case "lobbyExpired":
+      return "The lobby expired before anyone started it.";
     case "swapRequested":
       return `${who(k.value.seat)} chooses whom to swap hands with.`;
     case "handsSwapped":

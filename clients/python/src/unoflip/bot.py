@@ -75,7 +75,7 @@ def choose(legal: list[game_pb2.Action], view: game_pb2.View, rng: random.Random
 
 
 # The events after which a game never moves again.
-_OVER = ("match_ended", "match_abandoned")
+_OVER = ("match_ended", "match_abandoned", "lobby_expired")
 
 
 def play_seat(seat: Seat, *, rng: random.Random | None = None, after: int = 0) -> game_pb2.View:

@@ -337,7 +337,7 @@ class DealerDraw(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("version", "game_created", "dealer_chosen", "round_started", "starter_returned", "turn_started", "card_played", "color_chosen", "color_requested", "direction_reversed", "flipped", "cards_drawn", "drawn_card_kept", "reshuffled", "penalty_pending", "penalty_accepted", "challenged", "hand_shown", "uno_called", "uno_caught", "round_ended", "match_ended", "swap_requested", "hands_swapped", "hands_passed", "went_out", "match_abandoned")
+    __slots__ = ("version", "game_created", "dealer_chosen", "round_started", "starter_returned", "turn_started", "card_played", "color_chosen", "color_requested", "direction_reversed", "flipped", "cards_drawn", "drawn_card_kept", "reshuffled", "penalty_pending", "penalty_accepted", "challenged", "hand_shown", "uno_called", "uno_caught", "round_ended", "match_ended", "swap_requested", "hands_swapped", "hands_passed", "went_out", "match_abandoned", "lobby_expired")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     GAME_CREATED_FIELD_NUMBER: _ClassVar[int]
     DEALER_CHOSEN_FIELD_NUMBER: _ClassVar[int]
@@ -365,6 +365,7 @@ class Event(_message.Message):
     HANDS_PASSED_FIELD_NUMBER: _ClassVar[int]
     WENT_OUT_FIELD_NUMBER: _ClassVar[int]
     MATCH_ABANDONED_FIELD_NUMBER: _ClassVar[int]
+    LOBBY_EXPIRED_FIELD_NUMBER: _ClassVar[int]
     version: int
     game_created: GameCreated
     dealer_chosen: DealerChosen
@@ -392,7 +393,8 @@ class Event(_message.Message):
     hands_passed: HandsPassed
     went_out: WentOut
     match_abandoned: MatchAbandoned
-    def __init__(self, version: _Optional[int] = ..., game_created: _Optional[_Union[GameCreated, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., starter_returned: _Optional[_Union[StarterReturned, _Mapping]] = ..., turn_started: _Optional[_Union[TurnStarted, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosen, _Mapping]] = ..., color_requested: _Optional[_Union[ColorRequested, _Mapping]] = ..., direction_reversed: _Optional[_Union[DirectionReversed, _Mapping]] = ..., flipped: _Optional[_Union[Flipped, _Mapping]] = ..., cards_drawn: _Optional[_Union[CardsDrawn, _Mapping]] = ..., drawn_card_kept: _Optional[_Union[DrawnCardKept, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., swap_requested: _Optional[_Union[SwapRequested, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ..., went_out: _Optional[_Union[WentOut, _Mapping]] = ..., match_abandoned: _Optional[_Union[MatchAbandoned, _Mapping]] = ...) -> None: ...
+    lobby_expired: LobbyExpired
+    def __init__(self, version: _Optional[int] = ..., game_created: _Optional[_Union[GameCreated, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., starter_returned: _Optional[_Union[StarterReturned, _Mapping]] = ..., turn_started: _Optional[_Union[TurnStarted, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosen, _Mapping]] = ..., color_requested: _Optional[_Union[ColorRequested, _Mapping]] = ..., direction_reversed: _Optional[_Union[DirectionReversed, _Mapping]] = ..., flipped: _Optional[_Union[Flipped, _Mapping]] = ..., cards_drawn: _Optional[_Union[CardsDrawn, _Mapping]] = ..., drawn_card_kept: _Optional[_Union[DrawnCardKept, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., swap_requested: _Optional[_Union[SwapRequested, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ..., went_out: _Optional[_Union[WentOut, _Mapping]] = ..., match_abandoned: _Optional[_Union[MatchAbandoned, _Mapping]] = ..., lobby_expired: _Optional[_Union[LobbyExpired, _Mapping]] = ...) -> None: ...
 
 class GameCreated(_message.Message):
     __slots__ = ("options",)
@@ -611,5 +613,9 @@ class MatchEnded(_message.Message):
     def __init__(self, winners: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class MatchAbandoned(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LobbyExpired(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
