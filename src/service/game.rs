@@ -28,6 +28,7 @@ use crate::store::{EventStore, StoreError};
 use super::error::ServiceError;
 use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token};
 use super::log::EventLog;
+use super::metrics::Metrics;
 
 /// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
 const REQUESTS_IN_MEMORY: usize = 1024;
@@ -168,6 +169,8 @@ impl GameRef {
 pub(crate) struct Hooks {
     /// Counts appends; the firehose waits on it.
     pub appended: Arc<watch::Sender<u64>>,
+    /// The server's metrics.
+    pub metrics: Arc<Metrics>,
     /// Called once when the task stops.
     pub on_stop: Box<dyn FnOnce() + Send>,
 }
@@ -195,6 +198,7 @@ struct Live {
     version: watch::Sender<u64>,
     store_version: watch::Receiver<u64>,
     appended: Arc<watch::Sender<u64>>,
+    metrics: Arc<Metrics>,
 }
 
 /// Starts the task of a game from its record and its log; returns its handle.
@@ -241,6 +245,7 @@ pub(crate) fn spawn(
         version,
         store_version: store_version.subscribe(),
         appended: hooks.appended,
+        metrics: hooks.metrics,
         lifecycle,
     };
     if live.status() == Status::Playing {
@@ -490,6 +495,7 @@ impl Live {
                 let answer = self
                     .submit(&token, action, &request_id, expected_version)
                     .await;
+                self.metrics.move_done(answer.is_ok());
                 let _ = reply.send(answer);
             }
             Command::Leave { token, reply } => {
@@ -854,7 +860,10 @@ impl Live {
         };
         let events = decide(game, seat, action, &mut self.rng)?;
         match self.commit(events, Mover::Server, None).await {
-            Ok(_) => Ok(true),
+            Ok(_) => {
+                self.metrics.server_moves.inc();
+                Ok(true)
+            }
             // Another server moved first; catch up and let the next step decide.
             Err(ServiceError::Store(StoreError::Conflict { .. })) => {
                 self.catch_up().await;
@@ -875,6 +884,7 @@ impl Live {
         };
         let events = decide(game, seat, action, &mut self.rng)?;
         self.commit(events, Mover::Server, None).await?;
+        self.metrics.time_outs.inc();
         // A timed-out draw keeps the card drawn in the same breath.
         if let Some(game) = self.game.as_ref()
             && game.turn() == seat
@@ -894,9 +904,13 @@ impl Live {
         mover: Mover,
         request: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
+        let began = std::time::Instant::now();
         self.store
             .append(&self.name, self.log.len(), &events, request)
             .await?;
+        self.metrics
+            .store_appends
+            .observe(began.elapsed().as_secs_f64());
         if let Mover::Person(_) = mover {
             self.last_person = Instant::now();
         }

@@ -190,6 +190,14 @@ impl UnoFlipService for Service {
         request: Request<pb::SubscribeAllRequest>,
     ) -> Answer<Self::SubscribeAllStream> {
         let after = request.get_ref().after_position;
+        // Stores number positions as signed 64-bit integers: nothing lies beyond.
+        if i64::try_from(after).is_err() {
+            return Err(ServiceError::invalid(
+                "POSITION_OUT_OF_RANGE",
+                format!("after_position {after} is past any store position (at most 2^63-1)"),
+            )
+            .into());
+        }
         Ok(Response::new(stream::subscribe_all(
             self.registry.clone(),
             after,

@@ -8,8 +8,12 @@
 //! - `log`: the events a live game holds in memory.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
+//! - `conn`: client connections, counted while open.
 //! - `limit`: the request rate limit per connection; `web`: the web client's page.
+//! - `metrics`: the Prometheus metrics of `GET /metrics`.
+//! - `reasons`: a reason on the refusals tonic makes by itself, and the time limit of a call.
 
+mod conn;
 pub mod convert;
 mod error;
 mod game;
@@ -17,6 +21,8 @@ mod handlers;
 mod limit;
 mod lobby;
 mod log;
+pub mod metrics;
+mod reasons;
 mod registry;
 mod stream;
 mod web;
@@ -73,11 +79,12 @@ pub async fn serve(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Small messages go out at once: without TCP_NODELAY, Nagle's algorithm and delayed ACKs
     // hold each event back by up to 40 ms.
-    let incoming = TcpListenerStream::new(listener).map(|socket| {
-        if let Ok(socket) = &socket {
+    let metrics = registry.metrics.clone();
+    let incoming = TcpListenerStream::new(listener).map(move |socket| {
+        socket.map(|socket| {
             let _ = socket.set_nodelay(true);
-        }
-        socket
+            conn::Counted::new(socket, &metrics.connections)
+        })
     });
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<UnoFlipServiceServer<Service>>().await;
@@ -88,7 +95,7 @@ pub async fn serve(
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
-    let service = UnoFlipServiceServer::new(Service::new(registry))
+    let service = UnoFlipServiceServer::new(Service::new(registry.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
@@ -103,10 +110,13 @@ pub async fn serve(
     tonic::transport::Server::builder()
         .accept_http1(true)
         .concurrency_limit_per_connection(limits.concurrency_per_connection)
-        .timeout(limits.request_timeout)
-        .layer(web::WebLayer)
+        .layer(web::WebLayer::new(registry.clone()))
         .layer(cors)
         .layer(tonic_web::GrpcWebLayer::new())
+        .layer(reasons::ReasonLayer {
+            timeout: limits.request_timeout,
+            metrics: registry.metrics.clone(),
+        })
         .layer(tower::util::option_layer(
             (limits.requests_per_second_per_connection > 0)
                 .then(|| RateLimitLayer::new(limits.requests_per_second_per_connection)),

@@ -22,6 +22,7 @@ use super::error::{ServiceError, quote};
 use super::game::{self, GameRef, Hooks, Lifecycle};
 use super::lobby::{GameInfo, Lobby, SeatState, TokenHash, hash, new_token, now_unix};
 use super::log::EventLog;
+use super::metrics::Metrics;
 
 /// Limits and secrets of a running service.
 #[derive(Clone, Debug)]
@@ -105,6 +106,8 @@ pub struct Registry {
     live: watch::Sender<usize>,
     /// Limits and secrets.
     pub config: Config,
+    /// The server's metrics.
+    pub metrics: Arc<Metrics>,
 }
 
 /// Parses `games/{id}`.
@@ -131,6 +134,7 @@ impl Registry {
             appended: Arc::new(watch::channel(0).0),
             live: watch::channel(0).0,
             config,
+            metrics: Arc::default(),
         });
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
@@ -257,6 +261,7 @@ impl Registry {
         let stopped = key.clone();
         let hooks = Hooks {
             appended: self.appended.clone(),
+            metrics: self.metrics.clone(),
             on_stop: Box::new(move || {
                 if let Some(registry) = registry.upgrade() {
                     registry.forget(&stopped, seq);
@@ -288,6 +293,9 @@ impl Registry {
             },
         );
         self.live.send_replace(table.by_name.len());
+        self.metrics
+            .live_games
+            .set(i64::try_from(table.by_name.len()).unwrap_or(i64::MAX));
         Ok(game)
     }
 
@@ -320,6 +328,9 @@ impl Registry {
             table.per_client.shrink_to_fit();
         }
         self.live.send_replace(table.by_name.len());
+        self.metrics
+            .live_games
+            .set(i64::try_from(table.by_name.len()).unwrap_or(i64::MAX));
     }
 
     /// Remembers a token joined through this server.

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
+use super::metrics::Open;
 use crate::proto as pb;
 use crate::proto::subscribe_all_response::Kind as AllKind;
 use crate::proto::subscribe_response::Kind;
@@ -55,6 +56,7 @@ pub async fn subscribe(
     }
     let (tx, rx) = mpsc::channel(registry.config.stream_buffer.max(1));
     tokio::spawn(async move {
+        let _open = Open::new(&registry.metrics.open_streams);
         let heartbeat = registry.config.heartbeat;
         let store = registry.store().clone();
         let _ = game_stream(&game, &*store, viewer, after, include_view, heartbeat, &tx).await;
@@ -253,6 +255,7 @@ async fn game_stream(
 pub fn subscribe_all(games: Arc<Registry>, after: u64) -> Stream<pb::SubscribeAllResponse> {
     let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
     tokio::spawn(async move {
+        let _open = Open::new(&games.metrics.open_streams);
         let _ = firehose(&games, after, &tx).await;
     });
     ReceiverStream::new(rx)

@@ -1,0 +1,208 @@
+//! The server's Prometheus metrics, served as text at `GET /metrics` on the serving port: live
+//! games, open streams and connections, calls by method and code, refusals by reason, moves by
+//! outcome, server moves and time-outs, and the store's append latency.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// A call's method and status code.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    /// `/package.Service/Method`, or `other` for paths nobody serves.
+    pub method: String,
+    /// The gRPC status code's name, e.g. `Ok`, `InvalidArgument`.
+    pub code: String,
+}
+
+/// A refusal's ErrorInfo reason.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    /// The stable reason, e.g. `NOT_YOUR_TURN`.
+    pub reason: String,
+}
+
+/// A move's outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// `accepted` or `refused`.
+    pub outcome: &'static str,
+}
+
+/// Every metric of one server.
+pub struct Metrics {
+    registry: Registry,
+    /// Games live in this server's memory.
+    pub live_games: Gauge,
+    /// Open game streams and firehose streams.
+    pub open_streams: Gauge,
+    /// Open client connections.
+    pub connections: Gauge,
+    /// Calls answered, by method and code.
+    pub calls: Family<CallLabels, Counter>,
+    /// Refusals, by reason.
+    pub refusals: Family<ReasonLabels, Counter>,
+    /// Moves sent by seats, by outcome.
+    pub moves: Family<OutcomeLabels, Counter>,
+    /// Moves the server made for its seats (bots, seats left).
+    pub server_moves: Counter,
+    /// Moves the server made because a turn timer ran out.
+    pub time_outs: Counter<u64, AtomicU64>,
+    /// Seconds each store append took (until durable).
+    pub store_appends: Histogram,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric at zero, registered under the `unoflip_` prefix.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("unoflip");
+        let metrics = Metrics {
+            live_games: Gauge::default(),
+            open_streams: Gauge::default(),
+            connections: Gauge::default(),
+            calls: Family::default(),
+            refusals: Family::default(),
+            moves: Family::default(),
+            server_moves: Counter::default(),
+            time_outs: Counter::default(),
+            // 50 us to about 1.6 s.
+            store_appends: Histogram::new(
+                prometheus_client::metrics::histogram::exponential_buckets(0.000_05, 2.0, 16),
+            ),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "live_games",
+            "Games live in this server's memory",
+            metrics.live_games.clone(),
+        );
+        registry.register(
+            "open_streams",
+            "Open game and firehose streams",
+            metrics.open_streams.clone(),
+        );
+        registry.register(
+            "connections",
+            "Open client connections",
+            metrics.connections.clone(),
+        );
+        registry.register(
+            "calls",
+            "Calls answered, by method and gRPC code",
+            metrics.calls.clone(),
+        );
+        registry.register(
+            "refusals",
+            "Refused calls, by ErrorInfo reason",
+            metrics.refusals.clone(),
+        );
+        registry.register(
+            "moves",
+            "Moves sent by seats, by outcome",
+            metrics.moves.clone(),
+        );
+        registry.register(
+            "server_moves",
+            "Moves the server made for its seats",
+            metrics.server_moves.clone(),
+        );
+        registry.register(
+            "time_outs",
+            "Moves made because a turn timer ran out",
+            metrics.time_outs.clone(),
+        );
+        registry.register(
+            "store_append_seconds",
+            "Time for a store append to be durable",
+            metrics.store_appends.clone(),
+        );
+        Metrics {
+            registry,
+            ..metrics
+        }
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            text.clear();
+        }
+        text
+    }
+
+    /// Counts a move's outcome.
+    pub fn move_done(&self, accepted: bool) {
+        let outcome = if accepted { "accepted" } else { "refused" };
+        self.moves.get_or_create(&OutcomeLabels { outcome }).inc();
+    }
+}
+
+/// Counts one open stream (or connection) while it lives.
+pub struct Open(Gauge);
+
+impl Open {
+    /// One more on `gauge` until dropped.
+    pub fn new(gauge: &Gauge) -> Open {
+        gauge.inc();
+        Open(gauge.clone())
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_names_every_metric_and_counts() {
+        let metrics = Metrics::new();
+        metrics.move_done(true);
+        metrics.move_done(false);
+        metrics.move_done(true);
+        metrics
+            .refusals
+            .get_or_create(&ReasonLabels {
+                reason: "NOT_YOUR_TURN".into(),
+            })
+            .inc();
+        metrics.store_appends.observe(0.0002);
+        let open = Open::new(&metrics.open_streams);
+        let text = metrics.render();
+        assert!(
+            text.contains(r#"unoflip_moves_total{outcome="accepted"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"unoflip_moves_total{outcome="refused"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"unoflip_refusals_total{reason="NOT_YOUR_TURN"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains("unoflip_open_streams 1"), "{text}");
+        assert!(
+            text.contains("unoflip_store_append_seconds_count 1"),
+            "{text}"
+        );
+        drop(open);
+        assert!(metrics.render().contains("unoflip_open_streams 0"));
+    }
+}
