@@ -5,6 +5,7 @@
 mod cancelled;
 #[path = "../common/mod.rs"]
 mod common;
+mod edge;
 mod harness;
 mod leave;
 mod lifecycle;

@@ -1,0 +1,290 @@
+//! The edge of the built server: every refusal carries a reason (also the ones tonic makes by
+//! itself: undecodable bodies, messages over the limit, unknown methods), input out of range is
+//! never answered with a retryable code, and plain HTTP gets probes, metrics or a plain 404/415.
+
+use std::time::Duration;
+
+use bytes::{Buf, BufMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tonic::Code;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::transport::Channel;
+use unoflip::proto as pb;
+
+use super::harness::*;
+
+/// A codec that sends and receives raw bytes, to send what no generated client would.
+#[derive(Default)]
+struct Raw;
+
+struct RawCoder;
+
+impl Codec for Raw {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCoder;
+    type Decoder = RawCoder;
+    fn encoder(&mut self) -> RawCoder {
+        RawCoder
+    }
+    fn decoder(&mut self) -> RawCoder {
+        RawCoder
+    }
+}
+
+impl Encoder for RawCoder {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn encode(&mut self, item: Vec<u8>, buf: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        buf.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawCoder {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+        let bytes = buf.chunk().to_vec();
+        buf.advance(bytes.len());
+        Ok(Some(bytes))
+    }
+}
+
+/// A unary call of `method` with `body` as the request's bytes.
+async fn raw_call(port: u16, method: &'static str, body: Vec<u8>) -> tonic::Status {
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static(method);
+    match grpc.unary(tonic::Request::new(body), path, Raw).await {
+        Ok(_) => panic!("{method} accepted what it should refuse"),
+        Err(status) => status,
+    }
+}
+
+/// An HTTP/1.1 request on a fresh connection: the status code and the body.
+async fn http(port: u16, method: &str, path: &str, headers: &str) -> (u16, String) {
+    let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Connection: close\r\n\r\n"
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let code = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (code, body)
+}
+
+/// The value of `line` (a metric and its labels) in a metrics text, 0 when absent.
+fn metric(text: &str, line: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(line)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_refusals_tonic_makes_carry_a_reason_and_change_nothing() {
+    let server = Server::start("memory", &["--bot-delay-ms", "0"]).await;
+    let mut client = server.client().await;
+    let (game, tokens) = started(&mut client, options(2)).await;
+    let before = get_game(&mut client, &game).await;
+
+    // Not a protobuf message: a field tag of number 0.
+    let refused = raw_call(
+        server.port,
+        "/unoflip.v1.UnoFlipService/SubmitAction",
+        vec![0x00, 0xff, 0xff, 0xff],
+    )
+    .await;
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::InvalidArgument, "UNDECODABLE_REQUEST"),
+        "{refused:?}"
+    );
+    // Over the 64 KiB limit.
+    let refused = raw_call(
+        server.port,
+        "/unoflip.v1.UnoFlipService/GetGame",
+        vec![b'x'; 70 * 1024],
+    )
+    .await;
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::OutOfRange, "MESSAGE_TOO_LARGE"),
+        "{refused:?}"
+    );
+    let refused = raw_call(server.port, "/unoflip.v1.UnoFlipService/Nope", vec![]).await;
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::Unimplemented, "UNKNOWN_METHOD"),
+        "{refused:?}"
+    );
+    let refused = raw_call(server.port, "/no.Such/Service", vec![]).await;
+    assert_eq!(reason(&refused), "UNKNOWN_METHOD", "{refused:?}");
+
+    // A 60,000-character name is refused as a name, quoted only in part.
+    let long = format!("games/{}", "g".repeat(60_000));
+    let refused = client
+        .get_game(pb::GetGameRequest { name: long })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::InvalidArgument, "INVALID_GAME_NAME")
+    );
+    assert!(refused.message().len() < 200, "{}", refused.message());
+
+    // A position no store can hold is the client's mistake, not a reason to retry.
+    let refused = client
+        .subscribe_all(pb::SubscribeAllRequest {
+            after_position: 1 << 63,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::InvalidArgument, "POSITION_OUT_OF_RANGE")
+    );
+
+    // None of it moved the game; its seat still plays.
+    assert_eq!(get_game(&mut client, &game).await.version, before.version);
+    let seat_view = view(&mut client, &game, Some(&tokens[0])).await;
+    assert_eq!(seat_view.version, before.version);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_http_gets_probes_metrics_and_plain_refusals() {
+    let server = Server::start("memory", &["--bot-delay-ms", "0"]).await;
+    let port = server.port;
+    assert_eq!(
+        http(port, "GET", "/healthz", "").await,
+        (200, "ok\n".into())
+    );
+    assert_eq!(
+        http(port, "GET", "/readyz", "").await,
+        (200, "ready\n".into())
+    );
+    assert_eq!(http(port, "GET", "/favicon.ico", "").await.0, 200);
+    assert_eq!(http(port, "GET", "/nothing-here", "").await.0, 404);
+    // A gRPC path asked for as a web page, or with a JSON body, is not gRPC.
+    assert_eq!(
+        http(port, "GET", "/unoflip.v1.UnoFlipService/GetDecks", "")
+            .await
+            .0,
+        404
+    );
+    assert_eq!(
+        http(
+            port,
+            "POST",
+            "/unoflip.v1.UnoFlipService/GetDecks",
+            "Content-Type: application/json\r\nContent-Length: 0\r\n"
+        )
+        .await
+        .0,
+        415
+    );
+
+    // A game played out: its moves and refusals show in the metrics.
+    let mut client = server.client().await;
+    let (game, tokens) = started(&mut client, options(2)).await;
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..20 {
+        let mut moved = false;
+        for token in &tokens {
+            let v = view(&mut client, &game, Some(token)).await;
+            if let Some(action) = plain_move(&v) {
+                let answer = client
+                    .submit_action(authed(
+                        pb::SubmitActionRequest {
+                            game: game.clone(),
+                            action: Some(action),
+                            expected_version: Some(v.version),
+                            ..Default::default()
+                        },
+                        token,
+                    ))
+                    .await;
+                if answer.is_ok() {
+                    accepted += 1;
+                    moved = true;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    assert!(accepted > 0, "some moves were made");
+    // One refused move: a stale version.
+    let stale = client
+        .submit_action(authed(
+            pb::SubmitActionRequest {
+                game: game.clone(),
+                action: Some(pb::Action {
+                    kind: Some(pb::action::Kind::DrawCard(pb::DrawCard {})),
+                }),
+                expected_version: Some(0),
+                ..Default::default()
+            },
+            &tokens[0],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&stale), "VERSION_MISMATCH");
+    let (code, text) = http(port, "GET", "/metrics", "").await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        metric(&text, r#"unoflip_moves_total{outcome="accepted"}"#),
+        f64::from(accepted),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, r#"unoflip_moves_total{outcome="refused"}"#),
+        f64::from(refused + 1),
+        "{text}"
+    );
+    assert_eq!(
+        metric(
+            &text,
+            r#"unoflip_refusals_total{reason="VERSION_MISMATCH"}"#
+        ),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(metric(&text, "unoflip_live_games"), 1.0, "{text}");
+    assert!(metric(&text, "unoflip_connections") >= 1.0, "{text}");
+    assert!(
+        metric(&text, "unoflip_store_append_seconds_count") >= f64::from(accepted) + 1.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric(
+            &text,
+            r#"unoflip_calls_total{method="/unoflip.v1.UnoFlipService/SubmitAction",code="Ok"}"#
+        ),
+        f64::from(accepted),
+        "{text}"
+    );
+}
