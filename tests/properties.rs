@@ -14,8 +14,10 @@ use rand::{RngExt, SeedableRng};
 use unoflip::rules::*;
 
 /// Steps within one round before the test calls it stuck (random rounds of two seats can take a
-/// few thousand).
-const MAX_STEPS: usize = 20_000;
+/// few thousand; seed 4631651250674125966, seven classic seats drawing as often as playing,
+/// took between 20,000 and 40,000 and then ended). Every invariant is still checked at every
+/// step; this only tells a round that never ends from a long one.
+const MAX_STEPS: usize = 100_000;
 
 fn arbitrary_action(rng: &mut SmallRng, seats: usize) -> Action {
     let colors = [
