@@ -83,6 +83,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "1000000",
             "--max-games-per-client",
             "1000000",
+            // Many clients' streams over 16 connections.
+            "--max-streams-per-connection",
+            "1000000",
             "--rate-limit",
             "0",
             "--store",

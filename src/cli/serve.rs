@@ -35,6 +35,14 @@ pub struct ServeArgs {
     /// CLIENT_GAME_LIMIT.
     #[arg(long, env = "UNOFLIP_MAX_GAMES_PER_CLIENT", default_value_t = 1_000)]
     pub max_games_per_client: usize,
+    /// Most game and firehose streams open at once on one connection; more is refused with
+    /// TOO_MANY_STREAMS.
+    #[arg(
+        long,
+        env = "UNOFLIP_MAX_STREAMS_PER_CONNECTION",
+        default_value_t = 100
+    )]
+    pub max_streams_per_connection: usize,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -88,6 +96,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
         stream_buffer: args.stream_buffer,
         max_games: args.max_games,
         max_games_per_client: args.max_games_per_client,
+        max_streams_per_connection: args.max_streams_per_connection,
         lifecycle: Lifecycle {
             bot_delay: Duration::from_millis(args.bot_delay_ms),
             keep_finished: args.keep_finished,

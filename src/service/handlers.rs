@@ -169,6 +169,7 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Answer<Self::SubscribeStream> {
+        let slot = self.registry.open_stream(request.remote_addr())?;
         let token = token(&request);
         let r = request.into_inner();
         let viewer = self.registry.viewer(&r.game, token.as_deref()).await?;
@@ -178,6 +179,7 @@ impl UnoFlipService for Service {
             viewer,
             r.after_version,
             r.include_view,
+            slot,
         )
         .await?;
         Ok(Response::new(stream))
@@ -198,9 +200,11 @@ impl UnoFlipService for Service {
             )
             .into());
         }
+        let slot = self.registry.open_stream(request.remote_addr())?;
         Ok(Response::new(stream::subscribe_all(
             self.registry.clone(),
             after,
+            slot,
         )))
     }
 

@@ -8,7 +8,7 @@
 //! lobby) leaves the registry and frees its memory.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ use super::error::{ServiceError, quote};
 use super::game::{self, GameRef, Hooks, Lifecycle};
 use super::lobby::{GameInfo, Lobby, SeatState, TokenHash, hash, new_token, now_unix};
 use super::log::EventLog;
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Open};
 
 /// Limits and secrets of a running service.
 #[derive(Clone, Debug)]
@@ -37,6 +37,8 @@ pub struct Config {
     pub max_games: usize,
     /// Live games one client address may have created.
     pub max_games_per_client: usize,
+    /// Game and firehose streams open at once on one connection.
+    pub max_streams_per_connection: usize,
     /// Bot delay, keep time, lobby time-to-live, abandonment.
     pub lifecycle: Lifecycle,
 }
@@ -49,6 +51,7 @@ impl Default for Config {
             stream_buffer: 256,
             max_games: 100_000,
             max_games_per_client: 1_000,
+            max_streams_per_connection: 100,
             lifecycle: Lifecycle::default(),
         }
     }
@@ -108,6 +111,31 @@ pub struct Registry {
     pub config: Config,
     /// The server's metrics.
     pub metrics: Arc<Metrics>,
+    /// Open streams per client connection (its remote address).
+    streams: Mutex<HashMap<SocketAddr, usize>>,
+}
+
+/// One open stream, counted against its connection's limit and in the metrics until dropped.
+pub(crate) struct StreamSlot {
+    registry: Weak<Registry>,
+    peer: Option<SocketAddr>,
+    _open: Open,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let (Some(registry), Some(peer)) = (self.registry.upgrade(), self.peer) else {
+            return;
+        };
+        if let Ok(mut streams) = registry.streams.lock()
+            && let Some(n) = streams.get_mut(&peer)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                streams.remove(&peer);
+            }
+        }
+    }
 }
 
 /// Parses `games/{id}`.
@@ -135,11 +163,43 @@ impl Registry {
             live: watch::channel(0).0,
             config,
             metrics: Arc::default(),
+            streams: Mutex::default(),
         });
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
         }
         registry
+    }
+
+    /// A stream for the connection `peer`, or `TOO_MANY_STREAMS` once it has
+    /// `max_streams_per_connection` open.
+    pub(crate) fn open_stream(
+        self: &Arc<Self>,
+        peer: Option<SocketAddr>,
+    ) -> Result<StreamSlot, ServiceError> {
+        if let Some(peer) = peer {
+            let mut streams = self
+                .streams
+                .lock()
+                .map_err(|_| ServiceError::unavailable("stream table lock poisoned"))?;
+            let open = streams.entry(peer).or_default();
+            if *open >= self.config.max_streams_per_connection {
+                return Err(ServiceError::exhausted(
+                    "TOO_MANY_STREAMS",
+                    format!(
+                        "this connection has {} streams open, the most allowed \
+                         (serve --max-streams-per-connection); close one first",
+                        *open
+                    ),
+                ));
+            }
+            *open += 1;
+        }
+        Ok(StreamSlot {
+            registry: Arc::downgrade(self),
+            peer,
+            _open: Open::new(&self.metrics.open_streams),
+        })
     }
 
     /// The store.

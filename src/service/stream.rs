@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
-use super::metrics::Open;
+use super::registry::StreamSlot;
 use crate::proto as pb;
 use crate::proto::subscribe_all_response::Kind as AllKind;
 use crate::proto::subscribe_response::Kind;
@@ -45,6 +45,7 @@ pub async fn subscribe(
     viewer: Viewer,
     after: u64,
     include_view: bool,
+    slot: StreamSlot,
 ) -> Result<Stream<pb::SubscribeResponse>, ServiceError> {
     let game = registry.get(name).await?;
     let len = *game.version.borrow();
@@ -56,7 +57,7 @@ pub async fn subscribe(
     }
     let (tx, rx) = mpsc::channel(registry.config.stream_buffer.max(1));
     tokio::spawn(async move {
-        let _open = Open::new(&registry.metrics.open_streams);
+        let _slot = slot;
         let heartbeat = registry.config.heartbeat;
         let store = registry.store().clone();
         let _ = game_stream(&game, &*store, viewer, after, include_view, heartbeat, &tx).await;
@@ -252,10 +253,14 @@ async fn game_stream(
 }
 
 /// Starts the firehose after global position `after`.
-pub fn subscribe_all(games: Arc<Registry>, after: u64) -> Stream<pb::SubscribeAllResponse> {
+pub(crate) fn subscribe_all(
+    games: Arc<Registry>,
+    after: u64,
+    slot: StreamSlot,
+) -> Stream<pb::SubscribeAllResponse> {
     let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
     tokio::spawn(async move {
-        let _open = Open::new(&games.metrics.open_streams);
+        let _slot = slot;
         let _ = firehose(&games, after, &tx).await;
     });
     ReceiverStream::new(rx)

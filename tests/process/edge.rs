@@ -288,3 +288,87 @@ async fn plain_http_gets_probes_metrics_and_plain_refusals() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_flood_on_one_connection_is_refused_and_others_play_on() {
+    let server = Server::start(
+        "memory",
+        &["--bot-delay-ms", "0", "--max-streams-per-connection", "20"],
+    )
+    .await;
+    let port = server.port;
+    let mut player = server.client().await;
+    let (game, tokens) = started(&mut player, options(2)).await;
+    // The flood: one connection asks for 200 streams of the game and keeps them open.
+    let mut flood = server.client().await;
+    let (mut open, mut refused) = (Vec::new(), 0);
+    for i in 0..200 {
+        let answer = if i % 2 == 0 {
+            flood
+                .subscribe(pb::SubscribeRequest {
+                    game: game.clone(),
+                    after_version: 0,
+                    include_view: false,
+                })
+                .await
+                .map(|s| Box::new(s.into_inner()) as Box<dyn std::any::Any + Send>)
+        } else {
+            flood
+                .subscribe_all(pb::SubscribeAllRequest { after_position: 0 })
+                .await
+                .map(|s| Box::new(s.into_inner()) as Box<dyn std::any::Any + Send>)
+        };
+        match answer {
+            Ok(stream) => open.push(stream),
+            Err(status) => {
+                assert_eq!(
+                    (status.code(), reason(&status).as_str()),
+                    (Code::ResourceExhausted, "TOO_MANY_STREAMS"),
+                    "{status:?}"
+                );
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((open.len(), refused), (20, 180));
+    // Meanwhile the player's own connection streams and plays.
+    let mut stream = player
+        .subscribe(authed(
+            pb::SubscribeRequest {
+                game: game.clone(),
+                after_version: 0,
+                include_view: true,
+            },
+            &tokens[0],
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stream.message().await.unwrap().is_some());
+    let v = view(&mut player, &game, Some(&tokens[0])).await;
+    assert_eq!(v.version, get_game(&mut player, &game).await.version);
+    let (_, text) = http(port, "GET", "/metrics", "").await;
+    assert_eq!(metric(&text, "unoflip_open_streams"), 21.0, "{text}");
+    assert_eq!(
+        metric(
+            &text,
+            r#"unoflip_refusals_total{reason="TOO_MANY_STREAMS"}"#
+        ),
+        180.0
+    );
+    // Streams closed make room again.
+    drop(open);
+    eventually(
+        Duration::from_secs(5),
+        "the flood's streams closed",
+        || async {
+            let (_, text) = http(port, "GET", "/metrics", "").await;
+            metric(&text, "unoflip_open_streams") == 1.0
+        },
+    )
+    .await;
+    flood
+        .subscribe_all(pb::SubscribeAllRequest { after_position: 0 })
+        .await
+        .unwrap();
+}
