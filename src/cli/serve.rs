@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::service::{self, Config, Lifecycle, Limits, Registry};
+use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, Registry};
 
 /// The flags of `unoflip serve`.
 #[derive(clap::Args, Debug, Clone)]
@@ -43,6 +43,24 @@ pub struct ServeArgs {
         default_value_t = 100
     )]
     pub max_streams_per_connection: usize,
+    /// Most client connections open at once; more are closed as they come.
+    #[arg(long, env = "UNOFLIP_MAX_CONNECTIONS", default_value_t = 10_000)]
+    pub max_connections: usize,
+    /// Most connections open at once from one client address.
+    #[arg(
+        long,
+        env = "UNOFLIP_MAX_CONNECTIONS_PER_ADDRESS",
+        default_value_t = 512
+    )]
+    pub max_connections_per_address: usize,
+    /// How long a new connection may take to send its first bytes (an HTTP/2 preface) before
+    /// it is closed.
+    #[arg(long, env = "UNOFLIP_HANDSHAKE_TIMEOUT", default_value = "10s", value_parser = duration)]
+    pub handshake_timeout: Duration,
+    /// How often an HTTP/2 connection is pinged; a peer that does not answer within as long
+    /// again is closed.
+    #[arg(long, env = "UNOFLIP_KEEPALIVE", default_value = "60s", value_parser = duration)]
+    pub keepalive: Duration,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -108,7 +126,14 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
         concurrency_per_connection: args.concurrency_per_connection,
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
         requests_per_second_per_connection: args.rate_limit,
+        connections: ConnectionLimits {
+            max_total: args.max_connections,
+            max_per_address: args.max_connections_per_address,
+            handshake_timeout: args.handshake_timeout,
+        },
+        keepalive: args.keepalive.max(Duration::from_secs(1)),
     };
+    raise_open_file_limit();
     let registry = Registry::new(store, config);
     let rebuilt = registry.recover().await?;
     tracing::info!(games = rebuilt, "unfinished games rebuilt from the store");
@@ -149,4 +174,13 @@ async fn shutdown_signal() {
         () = term => {}
     }
     tracing::info!("shutting down");
+}
+
+/// Raises the soft limit of open files to the hard limit, so that connections are limited by
+/// `--max-connections` rather than by a low default.
+fn raise_open_file_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!(limit, "open file limit"),
+        Err(error) => tracing::warn!(%error, "could not raise the open file limit"),
+    }
 }

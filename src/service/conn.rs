@@ -1,32 +1,156 @@
-//! A client connection that counts itself in the metrics while it is open. It reads and writes
-//! through its TCP stream and tells tonic the same peer address, so per-address limits still see
-//! who it is.
+//! Client connections: accepted with limits, counted while open.
+//!
+//! [`accept`] takes connections off the listener and hands them to tonic. Over `--max-connections`
+//! in all, or over `--max-connections-per-address` from one address, a new connection is closed at
+//! once (counted in `unoflip_connections_refused_total`); the connections already open go on. An
+//! accept error (at the open-file limit, say) is logged and waited out rather than retried in a
+//! spin. Each [`Counted`] connection must send its first `HANDSHAKE_BYTES` bytes (an HTTP/2
+//! preface, or an HTTP/1 request line) within the handshake timeout, or it is closed: idle and
+//! half-sent connections cannot pile up. It tells tonic its peer address, so per-address limits
+//! further in still see who it is.
 
+use std::collections::HashMap;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-use prometheus_client::metrics::gauge::Gauge;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::time::Sleep;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
-use super::metrics::Open;
+use super::metrics::{Metrics, Open};
+
+/// Bytes a connection must send before the handshake timeout: the HTTP/2 preface's length.
+const HANDSHAKE_BYTES: usize = 24;
+
+/// How long to wait after a failed accept before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The limits on connections.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionLimits {
+    /// Open connections in all.
+    pub max_total: usize,
+    /// Open connections from one client address.
+    pub max_per_address: usize,
+    /// How long a new connection may take to send its first bytes.
+    pub handshake_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max_total: 10_000,
+            max_per_address: 512,
+            handshake_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Open connections per address.
+#[derive(Default)]
+struct Table {
+    total: usize,
+    by_address: HashMap<IpAddr, usize>,
+}
+
+/// Accepts connections from `listener` within `limits`, as a stream for tonic. Stops when tonic
+/// stops taking them.
+pub fn accept(
+    listener: TcpListener,
+    limits: ConnectionLimits,
+    metrics: Arc<Metrics>,
+) -> ReceiverStream<io::Result<Counted>> {
+    let (tx, rx) = mpsc::channel(64);
+    let table = Arc::new(Mutex::new(Table::default()));
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = tx.closed() => return,
+            };
+            let (socket, peer) = match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!(%error, "accepting a connection failed; waiting before the next");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            };
+            let Some(slot) = Slot::take(&table, peer.ip(), limits) else {
+                metrics.connections_refused.inc();
+                tracing::debug!(%peer, "connection refused: too many open");
+                drop(socket);
+                continue;
+            };
+            // Small messages go out at once: without TCP_NODELAY, Nagle's algorithm and
+            // delayed ACKs hold each event back by up to 40 ms.
+            let _ = socket.set_nodelay(true);
+            let counted = Counted {
+                stream: socket,
+                handshake: Some(Box::pin(tokio::time::sleep(limits.handshake_timeout))),
+                received: 0,
+                _slot: slot,
+                _open: Open::new(&metrics.connections),
+            };
+            if tx.send(Ok(counted)).await.is_err() {
+                return;
+            }
+        }
+    });
+    ReceiverStream::new(rx)
+}
+
+/// A connection's place in the table, given back when it closes.
+struct Slot {
+    table: Arc<Mutex<Table>>,
+    address: IpAddr,
+}
+
+impl Slot {
+    fn take(table: &Arc<Mutex<Table>>, address: IpAddr, limits: ConnectionLimits) -> Option<Slot> {
+        let mut t = table.lock().ok()?;
+        let here = t.by_address.get(&address).copied().unwrap_or(0);
+        if t.total >= limits.max_total || here >= limits.max_per_address {
+            return None;
+        }
+        t.total += 1;
+        *t.by_address.entry(address).or_default() += 1;
+        Some(Slot {
+            table: table.clone(),
+            address,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Ok(mut t) = self.table.lock() {
+            t.total = t.total.saturating_sub(1);
+            if let Some(n) = t.by_address.get_mut(&self.address) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    t.by_address.remove(&self.address);
+                }
+            }
+        }
+    }
+}
 
 /// See the module's documentation.
 pub struct Counted {
     stream: TcpStream,
+    /// Runs until the connection has sent its first bytes.
+    handshake: Option<Pin<Box<Sleep>>>,
+    received: usize,
+    _slot: Slot,
     _open: Open,
-}
-
-impl Counted {
-    /// `stream`, counted on `gauge` until it closes.
-    pub fn new(stream: TcpStream, gauge: &Gauge) -> Counted {
-        Counted {
-            stream,
-            _open: Open::new(gauge),
-        }
-    }
 }
 
 impl Connected for Counted {
@@ -43,7 +167,25 @@ impl AsyncRead for Counted {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if self.handshake.is_none() {
+            return read;
+        }
+        if let Poll::Ready(Ok(())) = read {
+            self.received += buf.filled().len() - before;
+            if self.received >= HANDSHAKE_BYTES || buf.filled().len() == before {
+                self.handshake = None;
+            }
+            return read;
+        }
+        match self.handshake.as_mut().map(|t| t.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the connection sent too little before the handshake timeout",
+            ))),
+            _ => read,
+        }
     }
 }
 

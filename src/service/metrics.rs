@@ -43,6 +43,8 @@ pub struct Metrics {
     pub open_streams: Gauge,
     /// Open client connections.
     pub connections: Gauge,
+    /// Connections closed at once: too many open (in all or from one address).
+    pub connections_refused: Counter,
     /// Calls answered, by method and code.
     pub calls: Family<CallLabels, Counter>,
     /// Refusals, by reason.
@@ -71,6 +73,7 @@ impl Metrics {
             live_games: Gauge::default(),
             open_streams: Gauge::default(),
             connections: Gauge::default(),
+            connections_refused: Counter::default(),
             calls: Family::default(),
             refusals: Family::default(),
             moves: Family::default(),
@@ -96,6 +99,11 @@ impl Metrics {
             "connections",
             "Open client connections",
             metrics.connections.clone(),
+        );
+        registry.register(
+            "connections_refused",
+            "Connections closed at once because too many were open",
+            metrics.connections_refused.clone(),
         );
         registry.register(
             "calls",

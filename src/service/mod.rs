@@ -8,12 +8,13 @@
 //! - `log`: the events a live game holds in memory.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
-//! - `conn`: client connections, counted while open.
+//! - `conn`: client connections, accepted within limits and counted while open.
 //! - `limit`: the request rate limit per connection; `web`: the web client's page.
 //! - `metrics`: the Prometheus metrics of `GET /metrics`.
 //! - `reasons`: a reason on the refusals tonic makes by itself, and the time limit of a call.
 
 mod conn;
+pub use conn::ConnectionLimits;
 pub mod convert;
 mod error;
 mod game;
@@ -32,8 +33,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, ExposeHeaders};
 
 pub use error::{ERROR_DOMAIN, ServiceError};
@@ -57,6 +56,11 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Requests per second one connection may send (0: no limit).
     pub requests_per_second_per_connection: u64,
+    /// Connections in all and per address, and the handshake timeout.
+    pub connections: ConnectionLimits,
+    /// How often an HTTP/2 connection is pinged; a peer that does not answer within as long
+    /// again is closed.
+    pub keepalive: Duration,
 }
 
 impl Default for Limits {
@@ -65,6 +69,8 @@ impl Default for Limits {
             concurrency_per_connection: 256,
             request_timeout: Duration::from_secs(30),
             requests_per_second_per_connection: 0,
+            connections: ConnectionLimits::default(),
+            keepalive: Duration::from_secs(60),
         }
     }
 }
@@ -79,13 +85,7 @@ pub async fn serve(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Small messages go out at once: without TCP_NODELAY, Nagle's algorithm and delayed ACKs
     // hold each event back by up to 40 ms.
-    let metrics = registry.metrics.clone();
-    let incoming = TcpListenerStream::new(listener).map(move |socket| {
-        socket.map(|socket| {
-            let _ = socket.set_nodelay(true);
-            conn::Counted::new(socket, &metrics.connections)
-        })
-    });
+    let incoming = conn::accept(listener, limits.connections, registry.metrics.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<UnoFlipServiceServer<Service>>().await;
     let reflection = || {
@@ -110,6 +110,8 @@ pub async fn serve(
     tonic::transport::Server::builder()
         .accept_http1(true)
         .concurrency_limit_per_connection(limits.concurrency_per_connection)
+        .http2_keepalive_interval(Some(limits.keepalive))
+        .http2_keepalive_timeout(Some(limits.keepalive))
         .layer(web::WebLayer::new(registry.clone()))
         .layer(cors)
         .layer(tonic_web::GrpcWebLayer::new())

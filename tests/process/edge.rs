@@ -372,3 +372,63 @@ async fn a_stream_flood_on_one_connection_is_refused_and_others_play_on() {
         .await
         .unwrap();
 }
+
+/// Whether the server closed `socket` (end of file, or reset) within `within`.
+async fn closed_within(socket: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    let mut byte = [0u8; 64];
+    loop {
+        match tokio::time::timeout(within, socket.read(&mut byte)).await {
+            Err(_) => return false,
+            Ok(Ok(0) | Err(_)) => return true,
+            // Bytes the server sent (its own HTTP/2 settings): keep reading.
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served() {
+    let server = Server::start(
+        "memory",
+        &[
+            "--max-connections-per-address",
+            "10",
+            "--handshake-timeout",
+            "1s",
+        ],
+    )
+    .await;
+    let port = server.port;
+    let connect = || async move {
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap()
+    };
+    // Ten connections: five send nothing, five half a preface.
+    let mut flood = Vec::new();
+    for i in 0..10 {
+        let mut socket = connect().await;
+        if i % 2 == 1 {
+            socket.write_all(b"PRI * HTTP/2.0").await.unwrap();
+        }
+        flood.push(socket);
+    }
+    // The address is at its limit: one more is closed at once.
+    let mut surplus = connect().await;
+    assert!(closed_within(&mut surplus, Duration::from_millis(500)).await);
+    // The handshake timeout closes all ten.
+    for socket in &mut flood {
+        assert!(closed_within(socket, Duration::from_secs(5)).await);
+    }
+    // Then a client is served, and the metrics tell what happened.
+    let mut client = server.client().await;
+    let game = create(&mut client, options(2)).await.unwrap();
+    assert_eq!(get_game(&mut client, &game.name).await.version, 0);
+    let (_, text) = http(port, "GET", "/metrics", "").await;
+    assert!(
+        metric(&text, "unoflip_connections_refused_total") >= 1.0,
+        "{text}"
+    );
+    // The client's connection and the scrape's own.
+    assert!(metric(&text, "unoflip_connections") <= 2.0, "{text}");
+}
