@@ -85,6 +85,13 @@ pub async fn serve(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Small messages go out at once: without TCP_NODELAY, Nagle's algorithm and delayed ACKs
     // hold each event back by up to 40 ms.
+    // On shutdown: no new connections or calls; streams end with SERVER_STOPPING so that their
+    // clients go elsewhere; calls in flight finish (a move is committed before it is answered).
+    let stopping = registry.clone();
+    let stop = async move {
+        shutdown.await;
+        stopping.stop_streams();
+    };
     let incoming = conn::accept(listener, limits.connections, registry.metrics.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<UnoFlipServiceServer<Service>>().await;
@@ -127,7 +134,7 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown)
+        .serve_with_incoming_shutdown(incoming, stop)
         .await?;
     Ok(())
 }

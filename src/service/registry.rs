@@ -113,6 +113,8 @@ pub struct Registry {
     pub metrics: Arc<Metrics>,
     /// Open streams per client connection (its remote address).
     streams: Mutex<HashMap<SocketAddr, usize>>,
+    /// Set when the server stops: every stream ends with `SERVER_STOPPING`.
+    pub(crate) stopping: watch::Sender<bool>,
 }
 
 /// One open stream, counted against its connection's limit and in the metrics until dropped.
@@ -164,6 +166,7 @@ impl Registry {
             config,
             metrics: Arc::default(),
             streams: Mutex::default(),
+            stopping: watch::channel(false).0,
         });
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
@@ -200,6 +203,11 @@ impl Registry {
             peer,
             _open: Open::new(&self.metrics.open_streams),
         })
+    }
+
+    /// Ends every stream with `UNAVAILABLE` / `SERVER_STOPPING` (the server is stopping).
+    pub fn stop_streams(&self) {
+        self.stopping.send_replace(true);
     }
 
     /// The store.

@@ -60,7 +60,13 @@ pub async fn subscribe(
         let _slot = slot;
         let heartbeat = registry.config.heartbeat;
         let store = registry.store().clone();
-        let _ = game_stream(&game, &*store, viewer, after, include_view, heartbeat, &tx).await;
+        let mut stopping = registry.stopping.subscribe();
+        tokio::select! {
+            _ = game_stream(&game, &*store, viewer, after, include_view, heartbeat, &tx) => {}
+            _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
+                let _ = tx.send(Err(ServiceError::Stopping.into())).await;
+            }
+        }
     });
     Ok(ReceiverStream::new(rx))
 }
@@ -261,7 +267,13 @@ pub(crate) fn subscribe_all(
     let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
     tokio::spawn(async move {
         let _slot = slot;
-        let _ = firehose(&games, after, &tx).await;
+        let mut stopping = games.stopping.subscribe();
+        tokio::select! {
+            _ = firehose(&games, after, &tx) => {}
+            _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
+                let _ = tx.send(Err(ServiceError::Stopping.into())).await;
+            }
+        }
     });
     ReceiverStream::new(rx)
 }

@@ -11,4 +11,5 @@ mod leave;
 mod lifecycle;
 mod request_ids;
 mod restart;
+mod shutdown;
 mod two_servers;
