@@ -61,6 +61,14 @@ pub struct ServeArgs {
     /// again is closed.
     #[arg(long, env = "UNOFLIP_KEEPALIVE", default_value = "60s", value_parser = duration)]
     pub keepalive: Duration,
+    /// An origin whose web pages may call the service through grpc-web (CORS), e.g.
+    /// `https://play.example.com`; repeat for several. None given: pages of any origin may.
+    #[arg(
+        long = "cors-origin",
+        env = "UNOFLIP_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -132,6 +140,14 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
             handshake_timeout: args.handshake_timeout,
         },
         keepalive: args.keepalive.max(Duration::from_secs(1)),
+        cors_origins: args
+            .cors_origins
+            .iter()
+            .map(|o| {
+                http::HeaderValue::from_str(o.trim_end_matches('/'))
+                    .map_err(|_| format!("--cors-origin {o:?} is not an origin"))
+            })
+            .collect::<Result<_, _>>()?,
     };
     raise_open_file_limit();
     let registry = Registry::new(store, config);

@@ -61,6 +61,8 @@ pub struct Limits {
     /// How often an HTTP/2 connection is pinged; a peer that does not answer within as long
     /// again is closed.
     pub keepalive: Duration,
+    /// Origins whose web pages may call the service (grpc-web, CORS); empty: any origin.
+    pub cors_origins: Vec<http::HeaderValue>,
 }
 
 impl Default for Limits {
@@ -71,6 +73,7 @@ impl Default for Limits {
             requests_per_second_per_connection: 0,
             connections: ConnectionLimits::default(),
             keepalive: Duration::from_secs(60),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -105,7 +108,11 @@ pub async fn serve(
     let service = UnoFlipServiceServer::new(Service::new(registry.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     let cors = CorsLayer::new()
-        .allow_origin(AllowOrigin::mirror_request())
+        .allow_origin(if limits.cors_origins.is_empty() {
+            AllowOrigin::mirror_request()
+        } else {
+            AllowOrigin::list(limits.cors_origins.clone())
+        })
         .allow_methods(AllowMethods::mirror_request())
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers(ExposeHeaders::list([

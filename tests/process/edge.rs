@@ -69,6 +69,12 @@ async fn raw_call(port: u16, method: &'static str, body: Vec<u8>) -> tonic::Stat
 
 /// An HTTP/1.1 request on a fresh connection: the status code and the body.
 async fn http(port: u16, method: &str, path: &str, headers: &str) -> (u16, String) {
+    let (code, _, body) = http_full(port, method, path, headers).await;
+    (code, body)
+}
+
+/// The same with the response's header lines.
+async fn http_full(port: u16, method: &str, path: &str, headers: &str) -> (u16, String, String) {
     let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .unwrap();
@@ -87,11 +93,8 @@ async fn http(port: u16, method: &str, path: &str, headers: &str) -> (u16, Strin
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = answer
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (code, body)
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (code, head.to_ascii_lowercase(), body.to_owned())
 }
 
 /// The value of `line` (a metric and its labels) in a metrics text, 0 when absent.
@@ -431,4 +434,32 @@ async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served
     );
     // The client's connection and the scrape's own.
     assert!(metric(&text, "unoflip_connections") <= 2.0, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_configured_origins_may_call_from_a_web_page() {
+    let server = Server::start("memory", &["--cors-origin", "https://play.example.com"]).await;
+    let preflight = |origin: &'static str| {
+        let headers = format!(
+            "Origin: {origin}\r\nAccess-Control-Request-Method: POST\r\n\
+             Access-Control-Request-Headers: content-type,x-grpc-web\r\n"
+        );
+        let port = server.port;
+        async move {
+            http_full(
+                port,
+                "OPTIONS",
+                "/unoflip.v1.UnoFlipService/GetDecks",
+                &headers,
+            )
+            .await
+        }
+    };
+    let (_, allowed, _) = preflight("https://play.example.com").await;
+    assert!(
+        allowed.contains("access-control-allow-origin: https://play.example.com"),
+        "{allowed}"
+    );
+    let (_, other, _) = preflight("https://evil.example.net").await;
+    assert!(!other.contains("access-control-allow-origin"), "{other}");
 }
