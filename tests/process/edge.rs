@@ -335,18 +335,7 @@ async fn a_stream_flood_on_one_connection_is_refused_and_others_play_on() {
     }
     assert_eq!((open.len(), refused), (20, 180));
     // Meanwhile the player's own connection streams and plays.
-    let mut stream = player
-        .subscribe(authed(
-            pb::SubscribeRequest {
-                game: game.clone(),
-                after_version: 0,
-                include_view: true,
-            },
-            &tokens[0],
-        ))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = seat_stream(&mut player, &game, &tokens[0], true).await;
     assert!(stream.message().await.unwrap().is_some());
     let v = view(&mut player, &game, Some(&tokens[0])).await;
     assert_eq!(v.version, get_game(&mut player, &game).await.version);

@@ -276,6 +276,36 @@ pub async fn started(client: &mut Client, options: pb::GameOptions) -> (String, 
     (game, tokens)
 }
 
+/// A seat's stream of `game` from its current state (a view first when `include_view`).
+pub async fn seat_stream(
+    client: &mut Client,
+    game: &str,
+    token: &str,
+    include_view: bool,
+) -> tonic::Streaming<pb::SubscribeResponse> {
+    client
+        .subscribe(authed(
+            pb::SubscribeRequest {
+                game: game.to_owned(),
+                after_version: 0,
+                include_view,
+            },
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// The firehose from its start.
+pub async fn firehose_stream(client: &mut Client) -> tonic::Streaming<pb::SubscribeAllResponse> {
+    client
+        .subscribe_all(pb::SubscribeAllRequest { after_position: 0 })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 pub async fn get_game(client: &mut Client, game: &str) -> pb::Game {
     client
         .get_game(pb::GetGameRequest {

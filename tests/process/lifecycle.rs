@@ -234,23 +234,8 @@ async fn an_expired_lobby_says_so_with_an_event_that_outlives_a_restart() {
     let port = server.port;
     let mut client = server.client().await;
     let (lobby, tokens) = table(&mut client, options(3)).await;
-    let mut seat = client
-        .subscribe(authed(
-            pb::SubscribeRequest {
-                game: lobby.clone(),
-                after_version: 0,
-                include_view: false,
-            },
-            &tokens[0],
-        ))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut firehose = client
-        .subscribe_all(pb::SubscribeAllRequest { after_position: 0 })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut seat = seat_stream(&mut client, &lobby, &tokens[0], false).await;
+    let mut firehose = firehose_stream(&mut client).await;
     let event = next_event(&mut seat).await;
     assert_eq!(event.version, 1);
     assert!(
@@ -316,18 +301,7 @@ async fn an_expired_lobby_says_so_with_an_event_that_outlives_a_restart() {
         .await
         .unwrap_err();
     assert_eq!(reason(&refused), "LOBBY_EXPIRED");
-    let mut replay = client
-        .subscribe(authed(
-            pb::SubscribeRequest {
-                game: lobby.clone(),
-                after_version: 0,
-                include_view: false,
-            },
-            &tokens[1],
-        ))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut replay = seat_stream(&mut client, &lobby, &tokens[1], false).await;
     let event = next_event(&mut replay).await;
     assert!(matches!(event.kind, Some(pb::event::Kind::LobbyExpired(_))));
 }

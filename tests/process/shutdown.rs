@@ -26,23 +26,8 @@ async fn sigterm_ends_streams_with_a_reason_and_loses_no_acknowledged_move() {
         },
     )
     .await;
-    let mut seat_stream = client
-        .subscribe(authed(
-            pb::SubscribeRequest {
-                game: game.clone(),
-                after_version: 0,
-                include_view: true,
-            },
-            &tokens[0],
-        ))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut firehose = client
-        .subscribe_all(pb::SubscribeAllRequest { after_position: 0 })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut seat_stream = seat_stream(&mut client, &game, &tokens[0], true).await;
+    let mut firehose = firehose_stream(&mut client).await;
     let acknowledged = Arc::new(AtomicU64::new(0));
     let mover = {
         let (mut c, game, token, acked) = (
@@ -96,10 +81,7 @@ async fn sigterm_ends_streams_with_a_reason_and_loses_no_acknowledged_move() {
     server.stop();
     let _ = mover.await;
     // Both streams were ended by the server, with a reason to go elsewhere.
-    for ended in [
-        drain(&mut seat_stream).await,
-        drain_all(&mut firehose).await,
-    ] {
+    for ended in [drain(&mut seat_stream).await, drain(&mut firehose).await] {
         let status = ended.expect("the stream ended with a status, not silently");
         assert_eq!(
             (status.code(), reason(&status).as_str()),
@@ -117,21 +99,8 @@ async fn sigterm_ends_streams_with_a_reason_and_loses_no_acknowledged_move() {
     );
 }
 
-/// Reads a seat stream to its end: the status it ended with, if any.
-async fn drain(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> Option<tonic::Status> {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(10), stream.message()).await {
-            Ok(Ok(Some(_))) => {}
-            Ok(Ok(None)) | Err(_) => return None,
-            Ok(Err(status)) => return Some(status),
-        }
-    }
-}
-
-/// The same for the firehose.
-async fn drain_all(
-    stream: &mut tonic::Streaming<pb::SubscribeAllResponse>,
-) -> Option<tonic::Status> {
+/// Reads a stream to its end: the status it ended with, if any.
+async fn drain<T>(stream: &mut tonic::Streaming<T>) -> Option<tonic::Status> {
     loop {
         match tokio::time::timeout(Duration::from_secs(10), stream.message()).await {
             Ok(Ok(Some(_))) => {}
