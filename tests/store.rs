@@ -162,6 +162,15 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         .filter(|c| c.game.starts_with(&prefix))
         .collect();
     assert_eq!(resumed, all[101..].to_vec());
+    // The last position: nothing of this run's lies after it.
+    let last = store.last_position().await.unwrap();
+    assert!(last >= all[all.len() - 1].position, "{last}");
+    assert!(
+        read_all(&*store, last, 100)
+            .await
+            .iter()
+            .all(|c| !c.game.starts_with(&prefix))
+    );
     // Snapshots: the newest one stays.
     assert_eq!(store.snapshot(&a).await.unwrap(), None);
     store.save_snapshot(&a, 2, "two").await.unwrap();
@@ -202,7 +211,13 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
 
 #[tokio::test]
 async fn the_memory_store_conforms() {
-    conformance(Arc::new(MemoryStore::new()), "", 0).await;
+    let store = Arc::new(MemoryStore::new());
+    assert_eq!(
+        store.last_position().await.unwrap(),
+        0,
+        "nothing stored yet"
+    );
+    conformance(store, "", 0).await;
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, Registry};
+use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, RateLimits, Registry};
 
 /// The flags of `unoflip serve`.
 #[derive(clap::Args, Debug, Clone)]
@@ -78,9 +78,15 @@ pub struct ServeArgs {
     /// Milliseconds a bot waits before each move, so that people can follow the game.
     #[arg(long, env = "UNOFLIP_BOT_DELAY_MS", default_value_t = 800)]
     pub bot_delay_ms: u64,
-    /// Requests per second one connection may send (0: no limit).
+    /// Requests per second one client address may send, across all of its connections, in
+    /// bursts of as many (0: no limit). Over it: RESOURCE_EXHAUSTED / RATE_LIMITED.
     #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
-    pub rate_limit: u64,
+    pub rate_limit: u32,
+    /// `JoinGame` calls per minute one client address may make, in bursts of as many (0: no
+    /// limit). Over it: RESOURCE_EXHAUSTED / JOIN_RATE_LIMITED. Raise it (or turn it off) when
+    /// many players reach the server through one address, such as your own backend.
+    #[arg(long, env = "UNOFLIP_JOIN_RATE_LIMIT", default_value_t = 300)]
+    pub join_rate_limit: u32,
     /// How long a finished game stays in memory (then it is read from the store when asked
     /// for), e.g. `10m`, `30s`.
     #[arg(long, env = "UNOFLIP_KEEP_FINISHED", default_value = "10m", value_parser = duration)]
@@ -133,7 +139,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
     let limits = Limits {
         concurrency_per_connection: args.concurrency_per_connection,
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
-        requests_per_second_per_connection: args.rate_limit,
+        rates: RateLimits {
+            requests_per_second: args.rate_limit,
+            joins_per_minute: args.join_rate_limit,
+        },
         connections: ConnectionLimits {
             max_total: args.max_connections,
             max_per_address: args.max_connections_per_address,

@@ -201,7 +201,7 @@ impl UnoFlipService for Service {
             .into());
         }
         let slot = self.registry.open_stream(request.remote_addr())?;
-        Ok(Response::new(stream::subscribe_all(
+        Ok(Response::new(super::firehose::subscribe_all(
             self.registry.clone(),
             after,
             slot,

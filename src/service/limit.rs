@@ -1,69 +1,91 @@
-//! A request rate limit per connection: a token bucket for each client connection (told apart by
-//! its remote address). A request over the limit is refused with RESOURCE_EXHAUSTED
-//! (RATE_LIMITED) and touches nothing.
+//! Request rate limits per client address, across all of its connections: one bucket for every
+//! request, and a slower one for `JoinGame` (taking seats). Both are `governor` keyed rate
+//! limiters (GCRA). A request over a limit is refused with `RESOURCE_EXHAUSTED` (`RATE_LIMITED`
+//! or `JOIN_RATE_LIMITED`) and touches nothing.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tonic::server::NamedService;
 use tonic::transport::server::TcpConnectInfo;
 use tower::{Layer, Service};
 
 use super::error::ServiceError;
 
-/// Connections idle this long lose their bucket (it refills fully by then anyway).
-const IDLE_SECS: f64 = 60.0;
+/// The path of `JoinGame` (grpc-web calls use the same path).
+const JOIN_PATH: &str = "/unoflip.v1.UnoFlipService/JoinGame";
 
-#[derive(Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    last: Instant,
+/// Checks this many requests between sweeps of addresses whose buckets are full again.
+const SWEEP_EVERY: u64 = 4096;
+
+/// The limits per client address; 0 turns one off.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateLimits {
+    /// Requests per second (bursts of as many).
+    pub requests_per_second: u32,
+    /// `JoinGame` calls per minute (bursts of as many).
+    pub joins_per_minute: u32,
 }
 
-/// Limits every connection to `per_second` requests per second, with bursts of as many.
+/// Refuses requests over the [`RateLimits`] of their client address.
 #[derive(Clone)]
 pub struct RateLimitLayer {
-    per_second: f64,
-    buckets: Arc<Mutex<HashMap<SocketAddr, Bucket>>>,
+    requests: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    joins: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    checked: Arc<AtomicU64>,
 }
 
 impl RateLimitLayer {
-    /// `per_second` requests per second and connection.
-    pub fn new(per_second: u64) -> RateLimitLayer {
+    /// The limiters of `limits`.
+    pub fn new(limits: RateLimits) -> RateLimitLayer {
+        let requests = NonZeroU32::new(limits.requests_per_second)
+            .map(|n| Arc::new(RateLimiter::keyed(Quota::per_second(n))));
+        let joins = NonZeroU32::new(limits.joins_per_minute)
+            .map(|n| Arc::new(RateLimiter::keyed(Quota::per_minute(n))));
         RateLimitLayer {
-            per_second: per_second.max(1) as f64,
-            buckets: Arc::default(),
+            requests,
+            joins,
+            checked: Arc::default(),
         }
     }
 
-    /// Takes one token for `peer`; false when its bucket is empty.
-    fn admit(&self, peer: Option<SocketAddr>) -> bool {
-        let Some(peer) = peer else { return true };
-        let Ok(mut buckets) = self.buckets.lock() else {
-            return true;
-        };
-        let now = Instant::now();
-        if buckets.len() > 10_000 {
-            buckets.retain(|_, b| now.duration_since(b.last).as_secs_f64() < IDLE_SECS);
+    /// Whether any limit is on.
+    pub fn any(&self) -> bool {
+        self.requests.is_some() || self.joins.is_some()
+    }
+
+    /// `None` when `peer` may send a request to `path` now, else the refusal.
+    fn refuse(&self, peer: Option<IpAddr>, path: &str) -> Option<ServiceError> {
+        let peer = peer?;
+        if self.checked.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            for limiter in self.requests.iter().chain(&self.joins) {
+                limiter.retain_recent();
+            }
         }
-        let bucket = buckets.entry(peer).or_insert(Bucket {
-            tokens: self.per_second,
-            last: now,
-        });
-        let refill = now.duration_since(bucket.last).as_secs_f64() * self.per_second;
-        bucket.tokens = (bucket.tokens + refill).min(self.per_second);
-        bucket.last = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            true
-        } else {
-            false
+        if let Some(requests) = &self.requests
+            && requests.check_key(&peer).is_err()
+        {
+            return Some(ServiceError::exhausted(
+                "RATE_LIMITED",
+                "too many requests from this address; slow down",
+            ));
         }
+        if path == JOIN_PATH
+            && let Some(joins) = &self.joins
+            && joins.check_key(&peer).is_err()
+        {
+            return Some(ServiceError::exhausted(
+                "JOIN_RATE_LIMITED",
+                "too many JoinGame calls from this address; wait a minute",
+            ));
+        }
+        None
     }
 }
 
@@ -108,16 +130,14 @@ where
         let peer = request
             .extensions()
             .get::<TcpConnectInfo>()
-            .and_then(TcpConnectInfo::remote_addr);
-        if self.limit.admit(peer) {
-            Box::pin(self.inner.call(request))
-        } else {
-            let status: tonic::Status = ServiceError::exhausted(
-                "RATE_LIMITED",
-                "too many requests on this connection; slow down",
-            )
-            .into();
-            Box::pin(std::future::ready(Ok(status.into_http())))
+            .and_then(TcpConnectInfo::remote_addr)
+            .map(|a| a.ip());
+        match self.limit.refuse(peer, request.uri().path()) {
+            None => Box::pin(self.inner.call(request)),
+            Some(refusal) => {
+                let status: tonic::Status = refusal.into();
+                Box::pin(std::future::ready(Ok(status.into_http())))
+            }
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct Metrics {
     pub time_outs: Counter<u64, AtomicU64>,
     /// Seconds each store append took (until durable).
     pub store_appends: Histogram,
+    /// Events a stream found waiting for it each time it read (how far behind it was).
+    pub stream_lag: Histogram,
 }
 
 impl Default for Metrics {
@@ -83,6 +85,10 @@ impl Metrics {
             store_appends: Histogram::new(
                 prometheus_client::metrics::histogram::exponential_buckets(0.000_05, 2.0, 16),
             ),
+            // 1 to 4096 events.
+            stream_lag: Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+                1.0, 2.0, 13,
+            )),
             registry: Registry::default(),
         };
         registry.register(
@@ -135,6 +141,11 @@ impl Metrics {
             "Time for a store append to be durable",
             metrics.store_appends.clone(),
         );
+        registry.register(
+            "stream_lag_events",
+            "Events a stream found waiting each time it read: how far behind it was",
+            metrics.stream_lag.clone(),
+        );
         Metrics {
             registry,
             ..metrics
@@ -148,6 +159,11 @@ impl Metrics {
             text.clear();
         }
         text
+    }
+
+    /// Records that a stream found `events` waiting for it.
+    pub fn observe_lag(&self, events: usize) {
+        self.stream_lag.observe(events as f64);
     }
 
     /// Counts a move's outcome.

@@ -17,6 +17,7 @@ mod conn;
 pub use conn::ConnectionLimits;
 pub mod convert;
 mod error;
+mod firehose;
 mod game;
 mod handlers;
 mod limit;
@@ -38,7 +39,7 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, Expos
 pub use error::{ERROR_DOMAIN, ServiceError};
 pub use game::{Lifecycle, Submitted, timeout_move};
 pub use handlers::Service;
-pub use limit::RateLimitLayer;
+pub use limit::{RateLimitLayer, RateLimits};
 pub use lobby::{GameInfo, Status};
 pub use registry::{Config, NewGame, Registry, game_id};
 
@@ -54,8 +55,8 @@ pub struct Limits {
     pub concurrency_per_connection: usize,
     /// Longest time a unary call may take.
     pub request_timeout: Duration,
-    /// Requests per second one connection may send (0: no limit).
-    pub requests_per_second_per_connection: u64,
+    /// Requests per client address, across its connections (0: no limit).
+    pub rates: RateLimits,
     /// Connections in all and per address, and the handshake timeout.
     pub connections: ConnectionLimits,
     /// How often an HTTP/2 connection is pinged; a peer that does not answer within as long
@@ -70,7 +71,7 @@ impl Default for Limits {
         Limits {
             concurrency_per_connection: 256,
             request_timeout: Duration::from_secs(30),
-            requests_per_second_per_connection: 0,
+            rates: RateLimits::default(),
             connections: ConnectionLimits::default(),
             keepalive: Duration::from_secs(60),
             cors_origins: Vec::new(),
@@ -134,8 +135,7 @@ pub async fn serve(
             metrics: registry.metrics.clone(),
         })
         .layer(tower::util::option_layer(
-            (limits.requests_per_second_per_connection > 0)
-                .then(|| RateLimitLayer::new(limits.requests_per_second_per_connection)),
+            Some(RateLimitLayer::new(limits.rates)).filter(RateLimitLayer::any),
         ))
         .add_service(health_service)
         .add_service(reflection_v1)

@@ -115,6 +115,8 @@ pub struct Registry {
     streams: Mutex<HashMap<SocketAddr, usize>>,
     /// Set when the server stops: every stream ends with `SERVER_STOPPING`.
     pub(crate) stopping: watch::Sender<bool>,
+    /// The firehose's shared projection, while a stream holds it.
+    pub(crate) firehose: tokio::sync::Mutex<Weak<super::firehose::Hub>>,
 }
 
 /// One open stream, counted against its connection's limit and in the metrics until dropped.
@@ -167,6 +169,7 @@ impl Registry {
             metrics: Arc::default(),
             streams: Mutex::default(),
             stopping: watch::channel(false).0,
+            firehose: tokio::sync::Mutex::new(Weak::new()),
         });
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));

@@ -1,12 +1,11 @@
-//! Server streams: one game's events for a seat or a spectator (`Subscribe`), and every game's
-//! public events (`SubscribeAll`).
+//! Game streams (`Subscribe`): one game's events for a seat or a spectator. The firehose is in
+//! [`super::firehose`].
 //!
 //! Each stream is a bounded channel fed by its own task. The task reads the game's log from its
 //! own cursor and folds its own copy of the state to project each event, so a slow client only
 //! slows its own task: the game never waits for a stream, and a stream that fell behind simply
 //! reads on from the log. The task stops when the client goes away.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -17,9 +16,8 @@ use tonic::Status;
 
 use super::registry::StreamSlot;
 use crate::proto as pb;
-use crate::proto::subscribe_all_response::Kind as AllKind;
 use crate::proto::subscribe_response::Kind;
-use crate::rules::{Event, Game, Viewer, project, project_lobby};
+use crate::rules::{Game, Viewer, project, project_lobby};
 use crate::store::EventStore;
 
 use super::convert;
@@ -59,10 +57,9 @@ pub async fn subscribe(
     tokio::spawn(async move {
         let _slot = slot;
         let heartbeat = registry.config.heartbeat;
-        let store = registry.store().clone();
         let mut stopping = registry.stopping.subscribe();
         tokio::select! {
-            _ = game_stream(&game, &*store, viewer, after, include_view, heartbeat, &tx) => {}
+            _ = game_stream(&game, &registry, viewer, after, include_view, heartbeat, &tx) => {}
             _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
                 let _ = tx.send(Err(ServiceError::Stopping.into())).await;
             }
@@ -113,13 +110,15 @@ async fn read_tail(
 /// Feeds one game stream until the client leaves. `None` when it has.
 async fn game_stream(
     game: &GameRef,
-    store: &dyn EventStore,
+    registry: &Registry,
     viewer: Viewer,
     mut after: u64,
     include_view: bool,
     heartbeat: std::time::Duration,
     tx: &mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
 ) -> Option<()> {
+    let store = &**registry.store();
+    let metrics = &registry.metrics;
     let send = |kind: Kind| async move {
         tx.send(Ok(pb::SubscribeResponse { kind: Some(kind) }))
             .await
@@ -172,6 +171,9 @@ async fn game_stream(
             },
         };
         let fresh = !batch.is_empty();
+        if fresh {
+            metrics.observe_lag(batch.len());
+        }
         // A log with no game (an expired lobby's) has no view to start from: its events are sent.
         let lobby_only = replica.is_none() && batch.iter().all(|e| project_lobby(e).is_some());
         if from_now && view_due && !lobby_only {
@@ -253,155 +255,6 @@ async fn game_stream(
                 }
             }
             () = tokio::time::sleep(heartbeat) => send(Kind::Heartbeat(pb::Heartbeat {})).await?,
-            () = tx.closed() => return None,
-        }
-    }
-}
-
-/// Starts the firehose after global position `after`.
-pub(crate) fn subscribe_all(
-    games: Arc<Registry>,
-    after: u64,
-    slot: StreamSlot,
-) -> Stream<pb::SubscribeAllResponse> {
-    let (tx, rx) = mpsc::channel(games.config.stream_buffer.max(1));
-    tokio::spawn(async move {
-        let _slot = slot;
-        let mut stopping = games.stopping.subscribe();
-        tokio::select! {
-            _ = firehose(&games, after, &tx) => {}
-            _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
-                let _ = tx.send(Err(ServiceError::Stopping.into())).await;
-            }
-        }
-    });
-    ReceiverStream::new(rx)
-}
-
-/// Events read from the store per query.
-const FIREHOSE_BATCH: usize = 512;
-
-/// How often a firehose on a shared store looks for events without a wake-up: an append there
-/// becomes readable only once older transactions end, which no notification announces.
-const SHARED_POLL: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// Feeds the firehose from the store's global order, every game's events projected for a
-/// spectator, until the client leaves.
-async fn firehose(
-    games: &Registry,
-    after: u64,
-    tx: &mpsc::Sender<Result<pb::SubscribeAllResponse, Status>>,
-) -> Option<()> {
-    let send = |kind: AllKind| async move {
-        tx.send(Ok(pb::SubscribeAllResponse { kind: Some(kind) }))
-            .await
-            .ok()
-    };
-    let fail = |error: crate::store::StoreError| async move {
-        let _ = tx.send(Err(ServiceError::store(&error).into())).await;
-    };
-    let store = games.store().clone();
-    let shared = store.shared();
-    let mut wake = games.appended.subscribe();
-    let mut replicas: HashMap<String, Game> = HashMap::new();
-    let mut position = after;
-    let mut caught_up = false;
-    loop {
-        wake.borrow_and_update();
-        loop {
-            let batch = match store.read_all(position, FIREHOSE_BATCH).await {
-                Ok(batch) => batch,
-                Err(error) => {
-                    fail(error).await;
-                    return None;
-                }
-            };
-            let full = batch.len() == FIREHOSE_BATCH;
-            for committed in batch {
-                position = committed.position;
-                let name = committed.game;
-                // The state before this event, to project it: the replica, or the game's
-                // earlier events read from the store.
-                if replicas.get(&name).map_or(0, Game::version) + 1 != committed.version {
-                    let earlier = match store.read(&name, 0).await {
-                        Ok(events) => events,
-                        Err(error) => {
-                            fail(error).await;
-                            return None;
-                        }
-                    };
-                    let before = usize::try_from(committed.version.saturating_sub(1))
-                        .unwrap_or(usize::MAX)
-                        .min(earlier.len());
-                    match Game::replay(&earlier[..before]) {
-                        Ok(game) => {
-                            replicas.insert(name.clone(), game);
-                        }
-                        Err(_) => {
-                            replicas.remove(&name);
-                        }
-                    }
-                }
-                match replicas.get_mut(&name) {
-                    Some(game) => game.apply(&committed.event),
-                    None => {
-                        if let Ok(game) = Game::replay([&committed.event]) {
-                            replicas.insert(name.clone(), game);
-                        }
-                    }
-                }
-                let Some(game) = replicas.get(&name) else {
-                    if let Some(seen) = project_lobby(&committed.event) {
-                        let seen = convert::event(committed.version, &seen, None);
-                        send(AllKind::Event(pb::GameEvent {
-                            game: name.clone(),
-                            position,
-                            event: Some(seen),
-                        }))
-                        .await?;
-                    }
-                    continue;
-                };
-                // Only the creation event carries the options.
-                let lobby = if matches!(committed.event, Event::GameCreated { .. }) {
-                    games.lobby(&name).await
-                } else {
-                    None
-                };
-                let seen = convert::event(
-                    committed.version,
-                    &project(game, &committed.event, Viewer::Spectator),
-                    lobby.as_ref(),
-                );
-                send(AllKind::Event(pb::GameEvent {
-                    game: name.clone(),
-                    position,
-                    event: Some(seen),
-                }))
-                .await?;
-                if game.is_over() {
-                    replicas.remove(&name);
-                }
-            }
-            if !full {
-                break;
-            }
-        }
-        if !caught_up {
-            caught_up = true;
-            send(AllKind::CaughtUp(pb::CaughtUp { version: position })).await?;
-        }
-        let poll = async {
-            if shared {
-                tokio::time::sleep(SHARED_POLL).await;
-            } else {
-                std::future::pending::<()>().await;
-            }
-        };
-        tokio::select! {
-            changed = wake.changed() => changed.ok()?,
-            () = poll => {}
-            () = tokio::time::sleep(games.config.heartbeat) => send(AllKind::Heartbeat(pb::Heartbeat {})).await?,
             () = tx.closed() => return None,
         }
     }

@@ -146,6 +146,10 @@ impl EventStore for MemoryStore {
         })
     }
 
+    fn last_position(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move { Ok(self.lock()?.order.len() as u64) })
+    }
+
     fn save_snapshot<'a>(
         &'a self,
         game: &'a str,

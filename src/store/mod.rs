@@ -209,6 +209,10 @@ pub trait EventStore: Send + Sync + 'static {
     /// events after it). A damaged event ends the read with `Corrupt`, naming game and version.
     fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>>;
 
+    /// The global position of the last event [`EventStore::read_all`] can return now (0 when
+    /// none): a reader starting after it misses nothing that commits later.
+    fn last_position(&self) -> StoreFuture<'_, u64>;
+
     /// Keeps `state`, a snapshot of `game` after event `version`, in place of any older one.
     fn save_snapshot<'a>(
         &'a self,

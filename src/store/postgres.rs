@@ -287,6 +287,19 @@ impl EventStore for PostgresStore {
         })
     }
 
+    fn last_position(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let (last,): (i64,) = sqlx::query_as(
+                "SELECT COALESCE(MAX(pos), 0) FROM unoflip_events
+                 WHERE pos < (pg_snapshot_xmin(pg_current_snapshot())::TEXT::BIGINT << 16)",
+            )
+            .fetch_one(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(u64::try_from(last).unwrap_or(0))
+        })
+    }
+
     fn save_snapshot<'a>(
         &'a self,
         game: &'a str,

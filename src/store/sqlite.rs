@@ -51,6 +51,9 @@ enum Command {
         limit: usize,
         reply: Reply<Vec<Committed>>,
     },
+    LastPosition {
+        reply: Reply<u64>,
+    },
     SaveSnapshot {
         game: String,
         version: u64,
@@ -210,6 +213,10 @@ impl EventStore for SqliteStore {
             limit,
             reply,
         }))
+    }
+
+    fn last_position(&self) -> StoreFuture<'_, u64> {
+        Box::pin(self.ask(|reply| Command::LastPosition { reply }))
     }
 
     fn save_snapshot<'a>(
@@ -437,6 +444,15 @@ fn serve_read(conn: &Connection, command: Command) {
         } => {
             let _ = reply.send(read_all(conn, after, limit));
         }
+        Command::LastPosition { reply } => {
+            let last = conn
+                .query_row("SELECT COALESCE(MAX(position), 0) FROM events", [], |row| {
+                    row.get::<_, i64>(0)
+                })
+                .map_err(unavailable)
+                .map(|p| u64::try_from(p).unwrap_or(0));
+            let _ = reply.send(last);
+        }
         Command::Record { game, reply } => {
             let _ = reply.send(record(conn, &game));
         }
@@ -566,6 +582,9 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::ReadAll { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::LastPosition { reply } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Record { reply, .. } => {

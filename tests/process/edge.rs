@@ -68,7 +68,7 @@ async fn raw_call(port: u16, method: &'static str, body: Vec<u8>) -> tonic::Stat
 }
 
 /// An HTTP/1.1 request on a fresh connection: the status code and the body.
-async fn http(port: u16, method: &str, path: &str, headers: &str) -> (u16, String) {
+pub(super) async fn http(port: u16, method: &str, path: &str, headers: &str) -> (u16, String) {
     let (code, _, body) = http_full(port, method, path, headers).await;
     (code, body)
 }

@@ -60,17 +60,16 @@ impl Server {
     /// server picks and logs). Waits for this process's own "serving" line, so that a client
     /// can never reach another test's server on a port that was taken in between.
     pub async fn start_on(port: u16, store: &str, flags: &[&str]) -> Server {
+        // No rate limits, unless the test sets them.
+        let unlimited = ["--rate-limit", "--join-rate-limit"]
+            .into_iter()
+            .filter(|flag| !flags.contains(flag))
+            .flat_map(|flag| [flag, "0"]);
         let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
             .arg("serve")
             .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args([
-                "--store",
-                store,
-                "--admin-token",
-                ADMIN,
-                "--rate-limit",
-                "0",
-            ])
+            .args(["--store", store, "--admin-token", ADMIN])
+            .args(unlimited)
             .args(flags)
             .env("RUST_LOG", "info,unoflip=debug")
             .stdout(Stdio::null())
@@ -126,6 +125,24 @@ impl Server {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// A client whose connection comes from `ip` (any 127.x.y.z address works on Linux's
+    /// loopback), to stand for another client address.
+    pub async fn client_from(&self, ip: &str) -> Client {
+        let local: std::net::SocketAddr = format!("{ip}:0").parse().unwrap();
+        let server: std::net::SocketAddr = format!("127.0.0.1:{}", self.port).parse().unwrap();
+        let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1")
+            .connect_with_connector(tower::service_fn(move |_| async move {
+                let socket = tokio::net::TcpSocket::new_v4()?;
+                socket.bind(local)?;
+                let stream = socket.connect(server).await?;
+                stream.set_nodelay(true)?;
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+            }))
+            .await
+            .unwrap();
+        UnoFlipServiceClient::new(channel)
     }
 
     /// What the server wrote to stderr so far.
@@ -353,4 +370,30 @@ where
         assert!(started.elapsed() < within, "not within {within:?}: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Plays one plain move of `game` for a seat that may act now (by its token in `tokens`).
+/// Returns the new version, or `None` when no seat may act (the match is over).
+pub async fn move_once(client: &mut Client, game: &str, tokens: &[String]) -> Option<u64> {
+    for token in tokens.iter().filter(|t| !t.is_empty()) {
+        let seat_view = view(client, game, Some(token)).await;
+        if seat_view.legal_actions.is_empty() {
+            continue;
+        }
+        let action = plain_move(&seat_view)?;
+        let answer = client
+            .submit_action(authed(
+                pb::SubmitActionRequest {
+                    game: game.to_owned(),
+                    action: Some(action),
+                    expected_version: Some(seat_view.version),
+                    ..Default::default()
+                },
+                token,
+            ))
+            .await
+            .unwrap();
+        return Some(answer.into_inner().version);
+    }
+    None
 }

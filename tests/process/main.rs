@@ -2,6 +2,7 @@
 //! user would, with flags, and talks to it over gRPC: restarts, several servers on one
 //! PostgreSQL, leaving, cancelled requests, durable request ids and the games' lifecycle.
 
+mod attacks;
 mod cancelled;
 #[path = "../common/mod.rs"]
 mod common;

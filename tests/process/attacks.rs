@@ -1,0 +1,213 @@
+//! Attacks on the built server from one client address while another client plays: request and
+//! `JoinGame` floods (limited per address, across connections), a `CreateGame` flood and a
+//! firehose flood. Each is refused with a reason or costs little, and the other client plays on.
+//! (How fast the other client is served meanwhile is measured by `cargo bench --bench attacks`,
+//! not here.)
+
+use std::time::Duration;
+
+use tonic::Code;
+use unoflip::proto as pb;
+
+use super::harness::*;
+
+/// The refusals of `answers`, by reason; panics on any other error.
+fn refusals<T>(answers: &[Result<T, tonic::Status>], expected: &str) -> usize {
+    answers
+        .iter()
+        .filter_map(|a| a.as_ref().err())
+        .inspect(|status| {
+            assert_eq!(
+                (status.code(), reason(status).as_str()),
+                (Code::ResourceExhausted, expected),
+                "{status:?}"
+            );
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_over_its_request_rate_is_refused_on_every_connection_and_others_are_not() {
+    let server = Server::start("memory", &["--rate-limit", "5"]).await;
+    // Two connections from one address share its budget of five a second.
+    let mut first = server.client_from("127.0.0.2").await;
+    let mut second = server.client_from("127.0.0.2").await;
+    let mut answers = Vec::new();
+    for i in 0..20 {
+        let client = if i % 2 == 0 { &mut first } else { &mut second };
+        answers.push(client.list_games(pb::ListGamesRequest::default()).await);
+    }
+    let refused = refusals(&answers, "RATE_LIMITED");
+    // Per connection, ten would pass; per address, about five (a little refills meanwhile).
+    assert!(
+        (13..=15).contains(&refused),
+        "about five of twenty pass: {refused} refused"
+    );
+    // Another address has its own budget.
+    let mut other = server.client_from("127.0.0.3").await;
+    for _ in 0..5 {
+        other
+            .list_games(pb::ListGamesRequest::default())
+            .await
+            .expect("another address is not limited by the first");
+    }
+    let (_, text) = super::edge::http(server.port, "GET", "/metrics", "").await;
+    assert!(
+        text.contains(&format!(
+            "unoflip_refusals_total{{reason=\"RATE_LIMITED\"}} {refused}"
+        )),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_game_is_limited_per_address_and_a_refused_join_takes_no_seat() {
+    let server = Server::start("memory", &["--join-rate-limit", "3"]).await;
+    let mut squatter = server.client_from("127.0.0.4").await;
+    let game = create(&mut squatter, options(6)).await.unwrap().name;
+    let join = |seat: u32| pb::JoinGameRequest {
+        game: game.clone(),
+        seat: Some(seat),
+        player_name: format!("s{seat}"),
+    };
+    let mut answers = Vec::new();
+    for seat in 0..5 {
+        answers.push(squatter.join_game(join(seat)).await);
+    }
+    assert_eq!(refusals(&answers, "JOIN_RATE_LIMITED"), 2);
+    assert!(answers[..3].iter().all(Result::is_ok));
+    let taken = |g: &pb::Game| g.seats.iter().filter(|s| s.taken).count();
+    let mut player = server.client_from("127.0.0.5").await;
+    assert_eq!(taken(&get_game(&mut player, &game).await), 3);
+    // Another address joins the seats that are left.
+    player.join_game(join(3)).await.unwrap();
+    player.join_game(join(4)).await.unwrap();
+    assert_eq!(taken(&get_game(&mut player, &game).await), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_game_flood_is_refused_past_its_limit_and_another_client_plays_on() {
+    let server = Server::start("memory", &["--max-games-per-client", "50"]).await;
+    let mut player = server.client().await;
+    let (game, tokens) = started(&mut player, options(2)).await;
+    let before = server.rss_kib();
+    // Four connections from one address ask for 400 games at once.
+    let mut flood = Vec::new();
+    for _ in 0..4 {
+        let mut client = server.client_from("127.0.0.6").await;
+        flood.push(tokio::spawn(async move {
+            let mut answers = Vec::new();
+            for _ in 0..100 {
+                answers.push(create(&mut client, options(4)).await.map(|g| g.name));
+            }
+            answers
+        }));
+    }
+    // Meanwhile the player plays.
+    let mut moves = 0;
+    while moves < 20 && move_once(&mut player, &game, &tokens).await.is_some() {
+        moves += 1;
+    }
+    let mut answers = Vec::new();
+    for task in flood {
+        answers.extend(task.await.unwrap());
+    }
+    assert_eq!(refusals(&answers, "CLIENT_GAME_LIMIT"), 350);
+    assert_eq!(answers.iter().filter(|a| a.is_ok()).count(), 50);
+    assert!(moves >= 1, "the player moved during the flood");
+    // The player's address may still create games.
+    create(&mut player, options(2)).await.unwrap();
+    let grown = server.rss_kib().saturating_sub(before);
+    assert!(
+        grown < 20 * 1024,
+        "the flood grew the server by {grown} KiB"
+    );
+    let (_, text) = super::edge::http(server.port, "GET", "/metrics", "").await;
+    assert!(
+        text.contains("unoflip_refusals_total{reason=\"CLIENT_GAME_LIMIT\"} 350"),
+        "{text}"
+    );
+}
+
+/// Reads a firehose until it is caught up; returns the events it sent.
+async fn until_caught_up(stream: &mut tonic::Streaming<pb::SubscribeAllResponse>) -> usize {
+    let mut events = 0;
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(60), stream.message())
+            .await
+            .expect("the firehose caught up within a minute")
+            .unwrap()
+            .expect("the firehose went on");
+        match message.kind {
+            Some(pb::subscribe_all_response::Kind::Event(_)) => events += 1,
+            Some(pb::subscribe_all_response::Kind::CaughtUp(_)) => return events,
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_firehose_flood_over_many_unfinished_games_costs_little_per_stream() {
+    const GAMES: usize = 2_000;
+    const STREAMS: usize = 100;
+    let server = Server::start("memory", &["--max-games-per-client", "10000"]).await;
+    // 2,000 started games whose people do not move.
+    let mut makers = Vec::new();
+    for _ in 0..8 {
+        let mut client = server.client().await;
+        makers.push(tokio::spawn(async move {
+            for _ in 0..GAMES / 8 {
+                started(&mut client, options(2)).await;
+            }
+        }));
+    }
+    for maker in makers {
+        maker.await.unwrap();
+    }
+    let mut player = server.client().await;
+    let (game, tokens) = started(&mut player, options(2)).await;
+    // One firehose reads everything: the history is there to read.
+    let mut attacker = server.client_from("127.0.0.7").await;
+    let mut first = firehose_stream(&mut attacker).await;
+    let history = until_caught_up(&mut first).await;
+    assert!(history >= GAMES * 3, "{history} events");
+    // The flood: many more, on four connections, read it all from the start and stay open.
+    let mut clients = Vec::new();
+    for i in 0..4 {
+        let mut client = server.client_from(&format!("127.0.1.{}", i + 1)).await;
+        client.get_decks(pb::GetDecksRequest {}).await.unwrap();
+        clients.push(client);
+    }
+    let mut streams = Vec::new();
+    let mut before = 0;
+    for i in 0..STREAMS {
+        // The first ten warm the allocator up.
+        if i == 10 {
+            before = server.rss_kib();
+        }
+        let mut stream = firehose_stream(&mut clients[i % 4]).await;
+        assert_eq!(until_caught_up(&mut stream).await, history);
+        streams.push(stream);
+    }
+    let per_stream = server.rss_kib().saturating_sub(before) / (STREAMS as u64 - 10);
+    eprintln!("firehose flood: {per_stream} KiB per stream with {GAMES} unfinished games");
+    // Each stream once kept a copy of every unfinished game: about 2 MB here.
+    assert!(
+        per_stream < 200,
+        "{per_stream} KiB per firehose stream with {GAMES} unfinished games"
+    );
+    // Moves still reach every stream, and the player plays on.
+    let version = move_once(&mut player, &game, &tokens).await.unwrap();
+    for stream in streams.iter_mut().take(5) {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let Some(pb::subscribe_all_response::Kind::Event(event)) = message.kind else {
+            panic!("an event, not {message:?}");
+        };
+        assert_eq!(event.game, game);
+        assert!(event.event.unwrap().version <= version);
+    }
+}
