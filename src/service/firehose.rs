@@ -356,6 +356,7 @@ async fn firehose(
                 }
             };
             if !batch.is_empty() {
+                registry.metrics.firehose_store_reads.inc();
                 registry.metrics.observe_lag(batch.len());
                 let projector =
                     catching_up.get_or_insert_with(|| Projector::new(CATCH_UP_REPLICAS));

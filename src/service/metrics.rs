@@ -59,6 +59,9 @@ pub struct Metrics {
     pub store_appends: Histogram,
     /// Events a stream found waiting for it each time it read (how far behind it was).
     pub stream_lag: Histogram,
+    /// Reads of the store by firehose streams behind the shared ring (starting further back,
+    /// or fallen behind).
+    pub firehose_store_reads: Counter,
 }
 
 impl Default for Metrics {
@@ -89,6 +92,7 @@ impl Metrics {
             stream_lag: Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
                 1.0, 2.0, 13,
             )),
+            firehose_store_reads: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -145,6 +149,11 @@ impl Metrics {
             "stream_lag_events",
             "Events a stream found waiting each time it read: how far behind it was",
             metrics.stream_lag.clone(),
+        );
+        registry.register(
+            "firehose_store_reads",
+            "Store reads by firehose streams behind the shared ring",
+            metrics.firehose_store_reads.clone(),
         );
         Metrics {
             registry,

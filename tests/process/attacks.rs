@@ -211,3 +211,82 @@ async fn a_firehose_flood_over_many_unfinished_games_costs_little_per_stream() {
         assert!(event.event.unwrap().version <= version);
     }
 }
+
+/// Every event of a firehose until it is caught up: (position, game, version).
+async fn firehose_events(
+    stream: &mut tonic::Streaming<pb::SubscribeAllResponse>,
+) -> Vec<(u64, String, u64)> {
+    let mut events = Vec::new();
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(60), stream.message())
+            .await
+            .expect("the firehose caught up within a minute")
+            .unwrap()
+            .expect("the firehose went on");
+        match message.kind {
+            Some(pb::subscribe_all_response::Kind::Event(e)) => {
+                events.push((e.position, e.game, e.event.unwrap().version));
+            }
+            Some(pb::subscribe_all_response::Kind::CaughtUp(_)) => return events,
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_firehose_that_falls_behind_the_shared_ring_reads_on_from_the_store_without_a_gap() {
+    let server = Server::start("memory", &["--bot-delay-ms", "0"]).await;
+    let mut client = server.client().await;
+    // A firehose that is caught up, then reads nothing while thousands of events happen (more
+    // than the shared ring keeps, and more than HTTP/2 flow control lets the server send ahead:
+    // its window is small).
+    let channel =
+        tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", server.port))
+            .unwrap()
+            .initial_stream_window_size(Some(4096))
+            .initial_connection_window_size(Some(4096))
+            .connect()
+            .await
+            .unwrap();
+    let mut slow_client =
+        unoflip::proto::uno_flip_service_client::UnoFlipServiceClient::new(channel);
+    let mut slow = firehose_stream(&mut slow_client).await;
+    assert!(firehose_events(&mut slow).await.is_empty());
+    let mut played = 0;
+    while played < 6_000 {
+        let game = create(
+            &mut client,
+            pb::GameOptions {
+                bot_seats: vec![0, 1],
+                single_round: true,
+                ..options(2)
+            },
+        )
+        .await
+        .unwrap();
+        played += get_game(&mut client, &game.name).await.version as usize;
+    }
+    // It reads on from the store: every event once, in order.
+    let mut seen = Vec::new();
+    while seen.len() < played {
+        let message = tokio::time::timeout(Duration::from_secs(30), slow.message())
+            .await
+            .expect("the slow firehose went on")
+            .unwrap()
+            .unwrap();
+        if let Some(pb::subscribe_all_response::Kind::Event(e)) = message.kind {
+            seen.push((e.position, e.game, e.event.unwrap().version));
+        }
+    }
+    let (_, text) = super::edge::http(server.port, "GET", "/metrics", "").await;
+    assert!(
+        super::edge::metric(&text, "unoflip_firehose_store_reads_total") >= 1.0,
+        "{text}"
+    );
+    // The same as a new stream from the start.
+    let mut fresh = firehose_stream(&mut client).await;
+    let all = firehose_events(&mut fresh).await;
+    assert_eq!(all.len(), played);
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(seen, all);
+}

@@ -98,7 +98,7 @@ async fn http_full(port: u16, method: &str, path: &str, headers: &str) -> (u16, 
 }
 
 /// The value of `line` (a metric and its labels) in a metrics text, 0 when absent.
-fn metric(text: &str, line: &str) -> f64 {
+pub(super) fn metric(text: &str, line: &str) -> f64 {
     text.lines()
         .find_map(|l| l.strip_prefix(line)?.trim().parse().ok())
         .unwrap_or(0.0)
