@@ -34,6 +34,14 @@ const BATCH: usize = 512;
 /// Games a stream catching up from the store keeps a replica of (the least recently used goes).
 const CATCH_UP_REPLICAS: usize = 16;
 
+/// Events a stream catching up reads from the store and projects at a time.
+const CATCH_UP_BATCH: usize = 64;
+
+/// Streams that may read and project from the store at once: catching up costs CPU, and a flood
+/// of streams starting from the beginning must not starve the calls of everyone else. The others
+/// wait their turn (a permit is held only while reading and projecting, never while sending).
+const CATCH_UPS_AT_ONCE: usize = 2;
+
 /// How often the hub of a shared store looks for events without a wake-up: an append there
 /// becomes readable only once older transactions end, which no notification announces.
 const SHARED_POLL: Duration = Duration::from_millis(200);
@@ -152,6 +160,8 @@ struct Ring {
 /// The shared projection every firehose stream reads.
 pub(crate) struct Hub {
     ring: Mutex<Ring>,
+    /// Turns to read and project from the store ([`CATCH_UPS_AT_ONCE`]).
+    catch_up: tokio::sync::Semaphore,
     /// The position the hub has read up to; changes with each batch.
     head: watch::Sender<u64>,
 }
@@ -213,6 +223,7 @@ pub(crate) async fn hub(registry: &Arc<Registry>) -> Result<Arc<Hub>, ServiceErr
             events: VecDeque::new(),
         }),
         head: watch::channel(start).0,
+        catch_up: tokio::sync::Semaphore::new(CATCH_UPS_AT_ONCE),
     });
     *slot = Arc::downgrade(&hub);
     tokio::spawn(run(Arc::downgrade(&hub), registry.clone(), start));
@@ -348,7 +359,11 @@ async fn firehose(
             Held::Events(_) => !caught_up,
         };
         if from_store {
-            let batch = match store.read_all(position, BATCH).await {
+            let permit = tokio::select! {
+                permit = hub.catch_up.acquire() => permit.ok()?,
+                () = tx.closed() => return None,
+            };
+            let batch = match store.read_all(position, CATCH_UP_BATCH).await {
                 Ok(batch) => batch,
                 Err(error) => {
                     fail(ServiceError::store(&error)).await;
@@ -360,16 +375,20 @@ async fn firehose(
                 registry.metrics.observe_lag(batch.len());
                 let projector =
                     catching_up.get_or_insert_with(|| Projector::new(CATCH_UP_REPLICAS));
+                let mut events = Vec::with_capacity(batch.len());
                 for committed in &batch {
                     match projector.project(registry, committed).await {
-                        Ok(Some(event)) => send(Kind::Event(event)).await?,
-                        Ok(None) => {}
+                        Ok(event) => events.extend(event),
                         Err(error) => {
                             fail(ServiceError::store(&error)).await;
                             return None;
                         }
                     }
-                    position = committed.position;
+                }
+                drop(permit);
+                position = batch.last().map_or(position, |c| c.position);
+                for event in events {
+                    send(Kind::Event(event)).await?;
                 }
                 continue;
             }
