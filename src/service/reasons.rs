@@ -158,6 +158,19 @@ pub fn reason_for(code: Code, message: &str) -> (Code, &'static str) {
         Code::Internal if message.contains("decode") => {
             (Code::InvalidArgument, "UNDECODABLE_REQUEST")
         }
+        // The same for a body that is not one whole gRPC frame (none, cut short, a bad flag).
+        Code::Internal
+            if [
+                "protocol error",
+                "Missing request message",
+                "Unexpected EOF",
+                "while sending request",
+            ]
+            .iter()
+            .any(|m| message.contains(m)) =>
+        {
+            (Code::InvalidArgument, "MALFORMED_REQUEST")
+        }
         Code::OutOfRange if message.contains("too large") => {
             (Code::OutOfRange, "MESSAGE_TOO_LARGE")
         }
@@ -228,6 +241,15 @@ mod tests {
         assert_eq!(
             status.get_details_error_info().expect("a reason").reason,
             "UNDECODABLE_REQUEST"
+        );
+        let response = with_reason(Status::internal("Missing request message.").into_http());
+        let status = Status::from_header_map(response.headers()).expect("a status");
+        assert_eq!(
+            (
+                status.code(),
+                status.get_details_error_info().expect("a reason").reason
+            ),
+            (Code::InvalidArgument, "MALFORMED_REQUEST".to_owned())
         );
         let response = with_reason(Status::unimplemented("").into_http());
         let status = Status::from_header_map(response.headers()).expect("a status");
