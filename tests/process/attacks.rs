@@ -290,3 +290,46 @@ async fn a_firehose_that_falls_behind_the_shared_ring_reads_on_from_the_store_wi
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
     assert_eq!(seen, all);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_open_file_limit_the_server_serves_its_connections_without_spinning() {
+    let server = Server::start_with_open_files(64, "memory", &["--handshake-timeout", "2s"]).await;
+    let mut player = server.client().await;
+    let (game, tokens) = started(&mut player, options(2)).await;
+    // A flood of idle connections, far more than the server has files for.
+    let mut flood = Vec::new();
+    for _ in 0..200 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.2.1:0".parse().unwrap()).unwrap();
+        flood.push(
+            socket
+                .connect(format!("127.0.0.1:{}", server.port).parse().unwrap())
+                .await,
+        );
+    }
+    let cpu_before = server.cpu_time();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The connection it has is served meanwhile.
+    for _ in 0..5 {
+        let v = view(&mut player, &game, Some(&tokens[0])).await;
+        assert_eq!(v.version, get_game(&mut player, &game).await.version);
+    }
+    let cpu = server.cpu_time() - cpu_before;
+    // Spinning on accept errors would take about a second of CPU in this second.
+    assert!(
+        cpu < Duration::from_millis(500),
+        "{cpu:?} of CPU at the limit"
+    );
+    assert!(
+        server
+            .log()
+            .contains("accepting a connection failed; waiting before the next"),
+        "the accept errors are logged:\n{}",
+        server.log()
+    );
+    // Once the flood's connections are gone (or timed out), new clients are served again.
+    drop(flood);
+    let mut newcomer = server.client().await;
+    newcomer.get_decks(pb::GetDecksRequest {}).await.unwrap();
+    move_once(&mut player, &game, &tokens).await.unwrap();
+}

@@ -60,12 +60,34 @@ impl Server {
     /// server picks and logs). Waits for this process's own "serving" line, so that a client
     /// can never reach another test's server on a port that was taken in between.
     pub async fn start_on(port: u16, store: &str, flags: &[&str]) -> Server {
+        Server::launch(port, store, flags, None).await
+    }
+
+    /// The same with an open-file limit (soft and hard) of `files`, set by the shell that
+    /// starts it.
+    pub async fn start_with_open_files(files: u32, store: &str, flags: &[&str]) -> Server {
+        Server::launch(0, store, flags, Some(files)).await
+    }
+
+    async fn launch(port: u16, store: &str, flags: &[&str], files: Option<u32>) -> Server {
         // No rate limits, unless the test sets them.
         let unlimited = ["--rate-limit", "--join-rate-limit"]
             .into_iter()
             .filter(|flag| !flags.contains(flag))
             .flat_map(|flag| [flag, "0"]);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
+        let mut command = match files {
+            Some(files) => {
+                let mut sh = Command::new("sh");
+                sh.args([
+                    "-c",
+                    &format!("ulimit -n {files} && exec \"$0\" \"$@\""),
+                    env!("CARGO_BIN_EXE_unoflip"),
+                ]);
+                sh
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_unoflip")),
+        };
+        let mut child = command
             .arg("serve")
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(["--store", store, "--admin-token", ADMIN])
@@ -170,6 +192,21 @@ impl Server {
             .next()?
             .parse()
             .ok()
+    }
+
+    /// The CPU time the server has used so far.
+    pub fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // After the command name in parentheses: utime and stime are fields 14 and 15.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        // Linux reports in clock ticks of 1/100 s.
+        Duration::from_millis(ticks * 10)
     }
 
     /// The server's resident memory in KiB.
