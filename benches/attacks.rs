@@ -236,15 +236,28 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-async fn request_flood(server: &Server, until: Instant) -> Result<Tally, Error> {
+/// `connections` connections from `ip` each make `call` as fast as they can until `until`;
+/// the outcomes.
+async fn flood<F, Fut>(
+    server: &Server,
+    ip: &str,
+    connections: usize,
+    until: Instant,
+    call: F,
+) -> Result<Tally, Error>
+where
+    F: Fn(Client) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<&'static str, tonic::Status>> + Send,
+{
     let mut tasks = Vec::new();
-    for _ in 0..4 {
-        let mut client = server.client_from("127.0.3.1").await?;
+    for _ in 0..connections {
+        let client = server.client_from(ip).await?;
+        let call = call.clone();
         tasks.push(tokio::spawn(async move {
             let mut tally = Tally::default();
             while Instant::now() < until {
-                match client.get_decks(pb::GetDecksRequest {}).await {
-                    Ok(_) => tally.add("answered".into()),
+                match call(client.clone()).await {
+                    Ok(done) => tally.add(done.into()),
                     Err(status) => tally.add(reason(&status)),
                 }
             }
@@ -256,6 +269,14 @@ async fn request_flood(server: &Server, until: Instant) -> Result<Tally, Error> 
         tally.merge(task.await?);
     }
     Ok(tally)
+}
+
+async fn request_flood(server: &Server, until: Instant) -> Result<Tally, Error> {
+    flood(server, "127.0.3.1", 4, until, |mut client| async move {
+        client.get_decks(pb::GetDecksRequest {}).await?;
+        Ok("answered")
+    })
+    .await
 }
 
 async fn stream_flood(server: &Server, game: &str, until: Instant) -> Result<Tally, Error> {
@@ -328,30 +349,15 @@ async fn connection_flood(server: &Server, until: Instant) -> Result<Tally, Erro
 }
 
 async fn create_flood(server: &Server, until: Instant) -> Result<Tally, Error> {
-    let mut tasks = Vec::new();
-    for _ in 0..8 {
-        let mut client = server.client_from("127.0.6.1").await?;
-        tasks.push(tokio::spawn(async move {
-            let mut tally = Tally::default();
-            while Instant::now() < until {
-                let answer = client
-                    .create_game(pb::CreateGameRequest {
-                        options: Some(options(4)),
-                    })
-                    .await;
-                match answer {
-                    Ok(_) => tally.add("created".into()),
-                    Err(status) => tally.add(reason(&status)),
-                }
-            }
-            tally
-        }));
-    }
-    let mut tally = Tally::default();
-    for task in tasks {
-        tally.merge(task.await?);
-    }
-    Ok(tally)
+    flood(server, "127.0.6.1", 8, until, |mut client| async move {
+        client
+            .create_game(pb::CreateGameRequest {
+                options: Some(options(4)),
+            })
+            .await?;
+        Ok("created")
+    })
+    .await
 }
 
 /// Reads a firehose until it is caught up; the events it sent.

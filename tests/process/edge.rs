@@ -303,6 +303,7 @@ async fn a_stream_flood_on_one_connection_is_refused_and_others_play_on() {
     let mut player = server.client().await;
     let (game, tokens) = started(&mut player, options(2)).await;
     // The flood: one connection asks for 200 streams of the game and keeps them open.
+    let before = server.rss_kib();
     let mut flood = server.client().await;
     let (mut open, mut refused) = (Vec::new(), 0);
     for i in 0..200 {
@@ -334,6 +335,11 @@ async fn a_stream_flood_on_one_connection_is_refused_and_others_play_on() {
         }
     }
     assert_eq!((open.len(), refused), (20, 180));
+    let grown = server.rss_kib().saturating_sub(before);
+    assert!(
+        grown < 10 * 1024,
+        "the flood grew the server by {grown} KiB"
+    );
     // Meanwhile the player's own connection streams and plays.
     let mut stream = seat_stream(&mut player, &game, &tokens[0], true).await;
     assert!(stream.message().await.unwrap().is_some());
