@@ -191,7 +191,10 @@ fn f_act_2_reverse_changes_direction_and_acts_as_skip_with_two() {
     let game = after_playing(4, false, 1, "red 5", "red reverse");
     assert_eq!(game.direction(), Direction::CounterClockwise);
     assert_turn(&game, 0);
+    // With two players the player plays again, and by the ruling the direction still reverses
+    // (views show it), as for a Reverse turned up first [F-START-2].
     let game = after_playing(2, false, 1, "red 5", "red reverse");
+    assert_eq!(game.direction(), Direction::CounterClockwise);
     assert_turn(&game, 1);
 }
 
@@ -285,6 +288,7 @@ fn f_act_8_dark_reverse_as_f_act_2() {
     assert_eq!(game.direction(), Direction::CounterClockwise);
     assert_turn(&game, 1);
     let game = after_playing(2, true, 1, "pink 3", "pink reverse");
+    assert_eq!(game.direction(), Direction::CounterClockwise);
     assert_turn(&game, 1);
 }
 

@@ -103,8 +103,14 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                 let after = self.game.next_seat(next);
                 self.emit(Event::TurnStarted { seat: after });
             }
-            // [F-ACT-2], [F-ACT-8]: with two players a Reverse acts as a Skip.
-            Kind::Reverse if self.game.players_in() == 2 => self.emit(Event::TurnStarted { seat }),
+            // [F-ACT-2], [F-ACT-8]: with two players a Reverse acts as a Skip; by the ruling,
+            // the direction still reverses (once per card [H-MULTI]).
+            Kind::Reverse if self.game.players_in() == 2 => {
+                for _ in p.cards {
+                    self.emit(Event::DirectionReversed);
+                }
+                self.emit(Event::TurnStarted { seat });
+            }
             Kind::Reverse => self.reverse(p),
             // [F-ACT-3]: the next player loses the turn (with two, the player plays again).
             Kind::Skip => self.skip(p),
