@@ -127,6 +127,44 @@ fn f_end_2_3_a_last_flip_flips_and_hands_score_on_the_new_side() {
     );
 }
 
+// [F-END-2] ruling: any other last action card has no effect; the round is over.
+#[test]
+fn f_end_2_a_last_reverse_skip_or_skip_everyone_does_nothing_the_round_is_over() {
+    for (top, last, dark) in [
+        ("red 5", "red reverse", false),
+        ("red 5", "red skip", false),
+        ("orange 3", "orange skip-everyone", true),
+        ("orange 3", "orange reverse", true),
+    ] {
+        // A single round, so that no next round is dealt after it.
+        let options = Options {
+            single_round: true,
+            ..Options::default()
+        };
+        let (mut game, card) = last_card(top, last, options, dark);
+        let (direction, side) = (game.direction(), game.side());
+        let events = play(&mut game, 1, card);
+        assert!(
+            matches!(events[0], Event::CardPlayed { seat: 1, .. }),
+            "{last}: {events:?}"
+        );
+        assert!(
+            matches!(&events[1], Event::RoundEnded { winner: 1, .. }),
+            "{last}: {events:?}"
+        );
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::DirectionReversed | Event::TurnStarted { .. })),
+            "{last}: {events:?}"
+        );
+        assert_eq!(events.len(), 3, "{last}: {events:?}");
+        assert!(matches!(events[2], Event::MatchEnded { .. }), "{events:?}");
+        assert_eq!((game.direction(), game.side()), (direction, side), "{last}");
+        assert!(game.hand(1).is_empty());
+    }
+}
+
 #[test]
 fn f_end_4_light_values() {
     let r = Ruleset::Flip;
