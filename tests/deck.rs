@@ -47,6 +47,7 @@ fn f_deck_1_112_cards_each_with_a_light_and_a_dark_face() {
     assert_eq!(ids, (0..112).collect::<Vec<u8>>());
 }
 
+// [F-DECK-2]
 #[test]
 fn f_deck_2_light_faces() {
     let faces = Deck::of(Ruleset::Flip)
@@ -62,6 +63,7 @@ fn f_deck_2_light_faces() {
     );
 }
 
+// [F-DECK-3]
 #[test]
 fn f_deck_3_dark_faces() {
     let faces = Deck::of(Ruleset::Flip)
@@ -82,6 +84,7 @@ fn f_deck_3_dark_faces() {
     );
 }
 
+// [F-DECK-4]
 #[test]
 fn f_deck_4_pairing_is_the_shipped_table() {
     let deck = Deck::of(Ruleset::Flip);

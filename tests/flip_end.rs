@@ -165,6 +165,7 @@ fn f_end_2_a_last_reverse_skip_or_skip_everyone_does_nothing_the_round_is_over()
     }
 }
 
+// [F-END-4]
 #[test]
 fn f_end_4_light_values() {
     let r = Ruleset::Flip;
@@ -181,6 +182,7 @@ fn f_end_4_light_values() {
     }
 }
 
+// [F-END-5]
 #[test]
 fn f_end_5_dark_values() {
     let r = Ruleset::Flip;
@@ -285,6 +287,7 @@ fn f_end_7_equal_lowest_totals_win_together() {
     );
 }
 
+// [F-END-8]
 #[test]
 fn f_end_8_target_and_single_round_are_options() {
     let options = Options {

@@ -34,6 +34,7 @@ fn f_wdraw_1_only_color_counts_for_guilt() {
     ));
 }
 
+// [F-WDRAW-2]
 #[test]
 fn f_wdraw_2_a_bluff_is_accepted() {
     let (mut game, h) = light("red 5", &["wild-draw-two", "red 9", "green 2"]);
@@ -105,6 +106,7 @@ fn dark_wdc(hand1: &[&str], draw: &[&str]) -> (Game, Vec<CardId>, Vec<CardId>) {
     (game, hand, draw)
 }
 
+// [F-CHAL-4]
 #[test]
 fn f_chal_4_guilty_wild_draw_color_the_player_draws_until_the_color() {
     let (mut game, h, d) = dark_wdc(
@@ -132,6 +134,7 @@ fn f_chal_4_not_guilty_challenger_draws_until_the_color_and_two_more() {
     assert_turn(&game, 3);
 }
 
+// [F-CHAL-5]
 #[test]
 fn f_chal_5_a_wild_draw_as_last_card_cannot_be_challenged() {
     let (mut game, h) = light("red 5", &["wild-draw-two"]);
@@ -281,6 +284,7 @@ fn f_uno_3_a_catch_of_a_player_who_called_is_refused_and_costs_nothing() {
     );
 }
 
+// [F-UNO-4]
 #[test]
 fn f_uno_4_the_duty_arises_again() {
     let mut t = Table::flip(2);
@@ -357,6 +361,7 @@ fn f_empty_1_the_discards_but_the_top_are_shuffled_into_a_new_pile() {
     assert_conserved(&game);
 }
 
+// [F-EMPTY-2]
 #[test]
 fn f_empty_2_with_nothing_to_draw_the_draw_takes_nothing_and_play_goes_on() {
     let (game, mut log, [top, x, y]) = empty_draw_pile();

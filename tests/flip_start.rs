@@ -154,6 +154,7 @@ fn f_start_2_reverse_dealer_plays_first_counter_clockwise() {
     assert!(game.hands().iter().all(|h| h.len() == 7));
 }
 
+// [F-START-3]
 #[test]
 fn f_start_3_skip_first_player_is_skipped() {
     let mut t = Table::flip(4).dealer(1);
@@ -165,6 +166,7 @@ fn f_start_3_skip_first_player_is_skipped() {
     assert_eq!(game.direction(), Direction::Clockwise);
 }
 
+// [F-START-4]
 #[test]
 fn f_start_4_wild_first_player_declares_then_plays() {
     let mut t = Table::flip(4);

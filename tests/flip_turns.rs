@@ -34,6 +34,7 @@ fn f_turn_1_play_a_matching_card_or_draw() {
     assert_turn(&game, 2);
 }
 
+// [F-TURN-2]
 #[test]
 fn f_turn_2_color_number_symbol_or_wild_match() {
     let mut t = Table::flip(3);
@@ -148,6 +149,7 @@ fn f_turn_3_a_drawn_card_that_does_not_match_is_kept_and_the_turn_ends() {
     assert_turn(&game, 2);
 }
 
+// [F-TURN-4]
 #[test]
 fn f_turn_4_may_draw_while_holding_a_playable_card() {
     let mut t = Table::flip(4);
@@ -161,6 +163,7 @@ fn f_turn_4_may_draw_while_holding_a_playable_card() {
     assert_turn(&game, 2);
 }
 
+// [F-TURN-5]
 #[test]
 fn f_turn_5_only_the_turn_seat_acts() {
     let mut t = Table::flip(4);
@@ -186,6 +189,7 @@ fn f_act_1_draw_one_next_draws_one_and_loses_the_turn() {
     assert_turn(&game, 3);
 }
 
+// [F-ACT-2]
 #[test]
 fn f_act_2_reverse_changes_direction_and_acts_as_skip_with_two() {
     let game = after_playing(4, false, 1, "red 5", "red reverse");
@@ -198,6 +202,7 @@ fn f_act_2_reverse_changes_direction_and_acts_as_skip_with_two() {
     assert_turn(&game, 1);
 }
 
+// [F-ACT-3]
 #[test]
 fn f_act_3_skip_next_loses_the_turn_and_with_two_the_player_plays_again() {
     let game = after_playing(4, false, 3, "red 5", "red skip");
@@ -206,6 +211,7 @@ fn f_act_3_skip_next_loses_the_turn_and_with_two_the_player_plays_again() {
     assert_turn(&game, 0);
 }
 
+// [F-ACT-4]
 #[test]
 fn f_act_4_wild_declares_any_light_color_even_with_other_plays() {
     let mut t = Table::flip(4);
@@ -227,6 +233,7 @@ fn f_act_4_wild_declares_any_light_color_even_with_other_plays() {
     assert_turn(&game, 2);
 }
 
+// [F-ACT-5]
 #[test]
 fn f_act_5_wild_draw_two_next_draws_two_and_loses_the_turn() {
     let mut t = Table::flip(4);
@@ -255,6 +262,7 @@ fn f_act_5_wild_draw_two_next_draws_two_and_loses_the_turn() {
     assert_turn(&game, 3);
 }
 
+// [F-ACT-6]
 #[test]
 fn f_act_6_flip_then_the_next_player_plays_on_the_dark_side() {
     let mut t = Table::flip(4);
@@ -266,6 +274,7 @@ fn f_act_6_flip_then_the_next_player_plays_on_the_dark_side() {
     assert_turn(&game, 2);
 }
 
+// [F-ACT-7]
 #[test]
 fn f_act_7_draw_five_next_draws_five_and_loses_the_turn() {
     let mut t = Table::flip(4).dark();
@@ -281,6 +290,7 @@ fn f_act_7_draw_five_next_draws_five_and_loses_the_turn() {
     assert_conserved(&game);
 }
 
+// [F-ACT-8]
 #[test]
 fn f_act_8_dark_reverse_as_f_act_2() {
     let game = after_playing(5, true, 2, "pink 3", "pink reverse");
@@ -292,6 +302,7 @@ fn f_act_8_dark_reverse_as_f_act_2() {
     assert_turn(&game, 1);
 }
 
+// [F-ACT-9]
 #[test]
 fn f_act_9_skip_everyone_the_player_plays_again_even_another_skip_everyone() {
     let mut t = Table::flip(4).dark();
@@ -315,6 +326,7 @@ fn f_act_9_skip_everyone_the_player_plays_again_even_another_skip_everyone() {
     assert_eq!(game.hand(1), &[x]);
 }
 
+// [F-ACT-10]
 #[test]
 fn f_act_10_dark_wild_declares_a_dark_color() {
     let mut t = Table::flip(4).dark();
@@ -345,6 +357,7 @@ fn f_act_10_dark_wild_declares_a_dark_color() {
     assert_turn(&game, 2);
 }
 
+// [F-ACT-11]
 #[test]
 fn f_act_11_wild_draw_color_draws_until_the_color_wilds_do_not_count() {
     let mut t = Table::flip(4).dark();
@@ -436,6 +449,7 @@ fn f_act_11_drawing_stops_when_the_pile_and_the_reshuffle_run_out() {
     assert_conserved(&game);
 }
 
+// [F-ACT-12]
 #[test]
 fn f_act_12_a_card_turned_up_by_a_flip_does_nothing() {
     // The starter's dark face is a Draw Five; the flip brings it to the top and nobody draws.
@@ -518,6 +532,7 @@ fn f_flip_2_3_piles_and_hands_turn_over_as_stacks() {
     assert_turn(&game, 2);
 }
 
+// [F-FLIP-4]
 #[test]
 fn f_flip_4_a_wild_turned_up_makes_the_flipper_declare() {
     let mut t = Table::flip(4);

@@ -127,6 +127,7 @@ fn v_6_a_spectator_sees_what_every_player_sees() {
     );
 }
 
+// [V-7]
 #[test]
 fn v_7_the_draw_pile_order_and_shuffles_are_never_sent() {
     let (_, log) = Game::new(&Setup::new(Ruleset::Flip, 4), &mut rng()).unwrap();
