@@ -6,13 +6,53 @@ use std::sync::Mutex;
 use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_stored};
 use crate::rules::{Event, encode};
 
-/// Every game's encoded events, and the global order of appends (position = index + 1).
+/// Every game's encoded events, and the global order of appends (position = index + 1), laid
+/// out compactly: each game's events are one text with the end of each event noted, and the
+/// global order names a game by its number.
 #[derive(Default)]
 struct Logs {
-    games: HashMap<String, Vec<String>>,
-    order: Vec<(String, u64)>,
+    /// Each game's log, by its number.
+    logs: Vec<Log>,
+    /// Each game's number, by name.
+    numbers: HashMap<String, u32>,
+    /// The global order: the game's number and the event's version.
+    order: Vec<(u32, u32)>,
     /// The versions each stored request produced, by game and request.
     requests: HashMap<(String, String), (u64, u64)>,
+}
+
+/// One game's encoded events.
+struct Log {
+    name: String,
+    /// The events' texts, one after another.
+    text: String,
+    /// Where each event's text ends in `text`.
+    ends: Vec<u32>,
+}
+
+impl Log {
+    fn len(&self) -> u64 {
+        self.ends.len() as u64
+    }
+
+    /// The text of event `version` (from 1).
+    fn event(&self, version: u64) -> &str {
+        let Some(i) = usize::try_from(version).ok().and_then(|v| v.checked_sub(1)) else {
+            return "";
+        };
+        let start = match i.checked_sub(1) {
+            Some(before) => self.ends.get(before).copied().unwrap_or(0),
+            None => 0,
+        } as usize;
+        let end = self.ends.get(i).map_or(start, |&e| e as usize);
+        self.text.get(start..end).unwrap_or("")
+    }
+}
+
+impl Logs {
+    fn log(&self, game: &str) -> Option<&Log> {
+        self.logs.get(*self.numbers.get(game)? as usize)
+    }
 }
 
 /// Events kept in memory, encoded as they would be on disk.
@@ -66,12 +106,29 @@ impl EventStore for MemoryStore {
         Box::pin(async move {
             let mut guard = self.lock()?;
             let Logs {
-                games,
+                logs,
+                numbers,
                 order,
                 requests,
             } = &mut *guard;
-            let log = games.entry(game.to_owned()).or_default();
-            let actual = log.len() as u64;
+            let number = match numbers.get(game) {
+                Some(&n) => n,
+                None => {
+                    let n = u32::try_from(logs.len())
+                        .map_err(|_| StoreError::Unavailable("memory store is full".into()))?;
+                    logs.push(Log {
+                        name: game.to_owned(),
+                        text: String::new(),
+                        ends: Vec::new(),
+                    });
+                    numbers.insert(game.to_owned(), n);
+                    n
+                }
+            };
+            let Some(log) = logs.get_mut(number as usize) else {
+                return Err(StoreError::Unavailable("memory store index damaged".into()));
+            };
+            let actual = log.len();
             if actual != expected {
                 return Err(StoreError::Conflict {
                     game: game.to_owned(),
@@ -79,9 +136,19 @@ impl EventStore for MemoryStore {
                     actual,
                 });
             }
-            log.extend(events.iter().map(encode));
-            order.extend((actual + 1..=log.len() as u64).map(|v| (game.to_owned(), v)));
-            let version = log.len() as u64;
+            // Checked before anything changes, so that a refused append leaves nothing.
+            let texts: Vec<String> = events.iter().map(encode).collect();
+            let bytes = log.text.len() + texts.iter().map(String::len).sum::<usize>();
+            if u32::try_from(bytes).is_err() || u32::try_from(log.ends.len() + texts.len()).is_err()
+            {
+                return Err(StoreError::Unavailable("a game's log is over 4 GiB".into()));
+            }
+            for text in texts {
+                log.text.push_str(&text);
+                log.ends.push(log.text.len() as u32);
+                order.push((number, log.ends.len() as u32));
+            }
+            let version = log.len();
             if let Some(request) = request
                 && !events.is_empty()
             {
@@ -113,14 +180,11 @@ impl EventStore for MemoryStore {
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
         Box::pin(async move {
             let guard = self.lock()?;
-            let Some(log) = guard.games.get(game) else {
+            let Some(log) = guard.log(game) else {
                 return Ok(Vec::new());
             };
-            let start = usize::try_from(after).unwrap_or(usize::MAX);
-            log.iter()
-                .enumerate()
-                .skip(start)
-                .map(|(i, text)| decode_stored(game, i as u64 + 1, text))
+            (after.saturating_add(1)..=log.len())
+                .map(|version| decode_stored(game, version, log.event(version)))
                 .collect()
         })
     }
@@ -130,16 +194,16 @@ impl EventStore for MemoryStore {
             let guard = self.lock()?;
             let start = usize::try_from(after).unwrap_or(usize::MAX);
             let mut out = Vec::new();
-            for (i, (game, version)) in guard.order.iter().enumerate().skip(start).take(limit) {
-                let text = usize::try_from(*version - 1)
-                    .ok()
-                    .and_then(|v| guard.games.get(game)?.get(v))
-                    .map_or("", String::as_str);
+            for (i, &(number, version)) in guard.order.iter().enumerate().skip(start).take(limit) {
+                let Some(log) = guard.logs.get(number as usize) else {
+                    continue;
+                };
+                let version = u64::from(version);
                 out.push(Committed {
                     position: i as u64 + 1,
-                    game: game.clone(),
-                    version: *version,
-                    event: decode_stored(game, *version, text)?,
+                    game: log.name.clone(),
+                    version,
+                    event: decode_stored(&log.name, version, log.event(version))?,
                 });
             }
             Ok(out)
@@ -203,6 +267,17 @@ impl EventStore for MemoryStore {
                 None => {
                     index.insert(game.to_owned(), list.len());
                     list.push((game.to_owned(), record.to_owned(), finished));
+                }
+            }
+            drop(records);
+            // A finished game's log grows no more: it gives back what it held in reserve.
+            if finished {
+                let mut logs = self.lock()?;
+                if let Some(&n) = logs.numbers.get(game)
+                    && let Some(log) = logs.logs.get_mut(n as usize)
+                {
+                    log.text.shrink_to_fit();
+                    log.ends.shrink_to_fit();
                 }
             }
             Ok(())
