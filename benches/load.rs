@@ -86,7 +86,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Many clients' streams over 16 connections.
             "--max-streams-per-connection",
             "1000000",
+            // Every player comes from this one address.
             "--rate-limit",
+            "0",
+            "--join-rate-limit",
             "0",
             "--store",
             &store,

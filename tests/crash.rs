@@ -47,6 +47,8 @@ fn spawn(port: u16, store: &str) -> Server {
                 "0",
                 "--rate-limit",
                 "0",
+                "--join-rate-limit",
+                "0",
             ])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
