@@ -1,8 +1,10 @@
 //! Client connections: accepted with limits, counted while open.
 //!
 //! [`accept`] takes connections off the listener and hands them to tonic. Over `--max-connections`
-//! in all, or over `--max-connections-per-address` from one address, a new connection is closed at
-//! once (counted in `unoflip_connections_refused_total`); the connections already open go on. An
+//! in all, or over `--max-connections-per-address` from one address, a new connection is refused at
+//! once (counted in `unoflip_connections_refused_total`): it gets the server's HTTP/2 preface and a
+//! GOAWAY with `ENHANCE_YOUR_CALM` and the reason `TOO_MANY_CONNECTIONS` as its debug data, then
+//! is closed; the connections already open go on. An
 //! accept error (at the open-file limit, say) is logged and waited out rather than retried in a
 //! spin. Each [`Counted`] connection must send its first `HANDSHAKE_BYTES` bytes (an HTTP/2
 //! preface, or an HTTP/1 request line) within the handshake timeout, or it is closed: idle and
@@ -28,6 +30,51 @@ use super::metrics::{Metrics, Open};
 
 /// Bytes a connection must send before the handshake timeout: the HTTP/2 preface's length.
 const HANDSHAKE_BYTES: usize = 24;
+
+/// Refused connections that may be answered at once; more are closed with no answer.
+const MAX_REFUSING: usize = 256;
+
+/// How long a refused connection is given to read its answer.
+const REFUSAL_LINGER: Duration = Duration::from_secs(1);
+
+/// The answer to a connection over the limits: the server's HTTP/2 preface (an empty SETTINGS
+/// frame), then GOAWAY (no stream processed, `ENHANCE_YOUR_CALM`) with the reason as debug data.
+fn refusal() -> Vec<u8> {
+    let debug: &[u8] = b"TOO_MANY_CONNECTIONS: as many connections are open as the server \
+        allows (in all, or from this address); try again later";
+    let mut out = vec![0, 0, 0, 0x4, 0, 0, 0, 0, 0];
+    let len = (8 + debug.len()) as u32;
+    out.extend_from_slice(&len.to_be_bytes()[1..]);
+    out.extend_from_slice(&[0x7, 0, 0, 0, 0, 0]);
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(&0xbu32.to_be_bytes());
+    out.extend_from_slice(debug);
+    out
+}
+
+/// Answers a refused connection with [`refusal`] and closes it, waiting a moment for the peer to
+/// read it (closing with its preface unread would reset the connection and lose the answer).
+fn refuse(socket: TcpStream, refusing: &Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::Ordering;
+    if refusing.fetch_add(1, Ordering::Relaxed) >= MAX_REFUSING {
+        refusing.fetch_sub(1, Ordering::Relaxed);
+        return;
+    }
+    let refusing = refusing.clone();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut socket = socket;
+        let _ = tokio::time::timeout(REFUSAL_LINGER, async {
+            socket.write_all(&refusal()).await?;
+            socket.shutdown().await?;
+            let mut sink = [0u8; 1024];
+            while socket.read(&mut sink).await? > 0 {}
+            Ok::<_, io::Error>(())
+        })
+        .await;
+        refusing.fetch_sub(1, Ordering::Relaxed);
+    });
+}
 
 /// How long to wait after a failed accept before the next.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -69,6 +116,7 @@ pub fn accept(
 ) -> ReceiverStream<io::Result<Counted>> {
     let (tx, rx) = mpsc::channel(64);
     let table = Arc::new(Mutex::new(Table::default()));
+    let refusing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     tokio::spawn(async move {
         loop {
             let accepted = tokio::select! {
@@ -86,7 +134,7 @@ pub fn accept(
             let Some(slot) = Slot::take(&table, peer.ip(), limits) else {
                 metrics.connections_refused.inc();
                 tracing::debug!(%peer, "connection refused: too many open");
-                drop(socket);
+                refuse(socket, &refusing);
                 continue;
             };
             // Small messages go out at once: without TCP_NODELAY, Nagle's algorithm and

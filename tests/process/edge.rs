@@ -414,6 +414,19 @@ async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served
     // The address is at its limit: one more is closed at once.
     let mut surplus = connect().await;
     assert!(closed_within(&mut surplus, Duration::from_millis(500)).await);
+    // An HTTP/2 client is told why: GOAWAY with ENHANCE_YOUR_CALM and the reason.
+    let (h2_client, connection) = h2::client::handshake(connect().await).await.unwrap();
+    let refused = tokio::time::timeout(Duration::from_secs(2), connection)
+        .await
+        .expect("the server answers at once")
+        .expect_err("a refusal");
+    assert!(refused.is_go_away() && refused.is_remote(), "{refused:?}");
+    assert_eq!(refused.reason(), Some(h2::Reason::ENHANCE_YOUR_CALM));
+    assert!(
+        format!("{refused:?}").contains("TOO_MANY_CONNECTIONS"),
+        "{refused:?}"
+    );
+    assert!(h2_client.ready().await.is_err());
     // The handshake timeout closes all ten.
     for socket in &mut flood {
         assert!(closed_within(socket, Duration::from_secs(5)).await);
