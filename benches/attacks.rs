@@ -328,17 +328,25 @@ async fn connection_flood(server: &Server, until: Instant) -> Result<Tally, Erro
         }
     }
     tokio::time::sleep_until(until.into()).await;
-    // Which the server closed meanwhile: the surplus over the per-address limit (512) at once;
-    // the handshake timeout (10 s) closes the others later.
+    // Which the server closed meanwhile: the surplus over the per-address limit (512) at once,
+    // after a GOAWAY; the handshake timeout (10 s) closes the others later.
     let mut closed = 0;
     for socket in &sockets {
-        let mut byte = [0u8; 1];
-        let closed_now = match socket.try_read(&mut byte) {
-            Ok(n) => n == 0,
-            Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-        };
-        if closed_now {
-            closed += 1;
+        // A refused one has its answer (a GOAWAY) to read, then the end.
+        let mut buffer = [0u8; 512];
+        loop {
+            match socket.try_read(&mut buffer) {
+                Ok(0) => {
+                    closed += 1;
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    closed += 1;
+                    break;
+                }
+            }
         }
     }
     tally.0.insert(
