@@ -414,19 +414,6 @@ async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served
     // The address is at its limit: one more is closed at once.
     let mut surplus = connect().await;
     assert!(closed_within(&mut surplus, Duration::from_millis(500)).await);
-    // An HTTP/2 client is told why: GOAWAY with ENHANCE_YOUR_CALM and the reason.
-    let (h2_client, connection) = h2::client::handshake(connect().await).await.unwrap();
-    let refused = tokio::time::timeout(Duration::from_secs(2), connection)
-        .await
-        .expect("the server answers at once")
-        .expect_err("a refusal");
-    assert!(refused.is_go_away() && refused.is_remote(), "{refused:?}");
-    assert_eq!(refused.reason(), Some(h2::Reason::ENHANCE_YOUR_CALM));
-    assert!(
-        format!("{refused:?}").contains("TOO_MANY_CONNECTIONS"),
-        "{refused:?}"
-    );
-    assert!(h2_client.ready().await.is_err());
     // The handshake timeout closes all ten.
     for socket in &mut flood {
         assert!(closed_within(socket, Duration::from_secs(5)).await);
@@ -442,6 +429,60 @@ async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served
     );
     // The client's connection and the scrape's own.
     assert!(metric(&text, "unoflip_connections") <= 2.0, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_over_the_limit_is_told_why_with_a_goaway() {
+    // The handshake timeout is long: the two connections holding the limit stay open.
+    let server = Server::start("memory", &["--max-connections-per-address", "2"]).await;
+    let connect = || async {
+        tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+            .await
+            .unwrap()
+    };
+    // Open connections until one is refused: the address is then at its limit, whatever the
+    // harness's own first connection was still holding.
+    let mut held = Vec::new();
+    loop {
+        let mut socket = connect().await;
+        if closed_within(&mut socket, Duration::from_millis(300)).await {
+            break;
+        }
+        held.push(socket);
+    }
+    assert!(held.len() <= 2);
+    // An HTTP/2 client is told why: GOAWAY with ENHANCE_YOUR_CALM and the reason.
+    let (h2_client, connection) = h2::client::handshake(connect().await).await.unwrap();
+    let refused = tokio::time::timeout(Duration::from_secs(5), connection)
+        .await
+        .expect("the server answers at once")
+        .expect_err("a refusal");
+    assert!(refused.is_go_away() && refused.is_remote(), "{refused:?}");
+    assert_eq!(refused.reason(), Some(h2::Reason::ENHANCE_YOUR_CALM));
+    assert!(
+        format!("{refused:?}").contains("TOO_MANY_CONNECTIONS"),
+        "{refused:?}"
+    );
+    assert!(h2_client.ready().await.is_err());
+    // Once the held connections go (the server sees them close a moment later), the address may
+    // connect again.
+    drop(held);
+    let port = server.port;
+    eventually(
+        Duration::from_secs(5),
+        "a new connection is served",
+        || async move {
+            let Ok(mut client) = pb::uno_flip_service_client::UnoFlipServiceClient::connect(
+                format!("http://127.0.0.1:{port}"),
+            )
+            .await
+            else {
+                return false;
+            };
+            client.get_decks(pb::GetDecksRequest {}).await.is_ok()
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
