@@ -11,12 +11,15 @@
 //!
 //! `cargo bench --bench attacks` (`ATTACK_SECS`, each phase's length, default 3).
 
+mod common;
+
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::rss_kib;
 use tokio::io::AsyncWriteExt;
 use tonic::Request;
 use tonic::metadata::MetadataValue;
@@ -38,17 +41,6 @@ const PHASES: [&str; 6] = [
 
 /// Unfinished games on the server during the firehose flood.
 const GAMES: usize = 2_000;
-
-/// The server's resident memory in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 /// A running server; killed when dropped.
 struct Server {

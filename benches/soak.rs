@@ -12,12 +12,15 @@
 //! `cargo bench --bench soak` (`SOAK_GAMES`, default 100000; `SOAK_STORES`, default
 //! `memory,sqlite`; `SOAK_CLIENTS`, games in flight, default 32).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::rss_kib;
 use tonic::transport::Channel;
 use unoflip::proto as pb;
 use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
@@ -30,17 +33,6 @@ fn env(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// The server's resident memory in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 /// A running server; killed when dropped.
