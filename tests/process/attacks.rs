@@ -274,6 +274,11 @@ async fn a_firehose_that_falls_behind_the_shared_ring_reads_on_from_the_store_wi
         super::edge::metric(&text, "unoflip_firehose_store_reads_total") >= 1.0,
         "{text}"
     );
+    // How far behind streams were is in the lag histogram.
+    assert!(
+        super::edge::metric(&text, "unoflip_stream_lag_events_count") >= 1.0,
+        "{text}"
+    );
     // The same as a new stream from the start.
     let mut fresh = firehose_stream(&mut client).await;
     let all = firehose_events(&mut fresh).await;
