@@ -207,6 +207,40 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         mine(store.unfinished().await.unwrap()),
         vec![(b.clone(), "{\"b\":1}".to_owned())]
     );
+    // Cursors: none until saved, then the last one saved, each name its own.
+    let (c, d) = (format!("{p}nats:A"), format!("{p}nats:B"));
+    assert_eq!(store.cursor(&c).await, Ok(None));
+    store.save_cursor(&c, 17).await.unwrap();
+    store.save_cursor(&c, 42).await.unwrap();
+    store.save_cursor(&d, 7).await.unwrap();
+    assert_eq!(store.cursor(&c).await, Ok(Some(42)));
+    assert_eq!(store.cursor(&d).await, Ok(Some(7)));
+    // A lease: granted; on a shared store nobody else gets it until it is dropped.
+    let lease = format!("{p}publisher");
+    let mut held = store
+        .lease(&lease)
+        .await
+        .unwrap()
+        .expect("a free lease is granted");
+    assert_eq!(held.check().await, Ok(()));
+    if store.shared() {
+        assert!(
+            store.lease(&lease).await.unwrap().is_none(),
+            "a held lease is refused"
+        );
+        let other = store.lease(&format!("{p}other")).await.unwrap();
+        assert!(other.is_some(), "another name is another lease");
+        drop(held);
+        let mut again = None;
+        for _ in 0..100 {
+            again = store.lease(&lease).await.unwrap();
+            if again.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(again.is_some(), "a dropped lease is granted again");
+    }
 }
 
 #[tokio::test]

@@ -61,6 +61,7 @@ pub struct MemoryStore {
     games: Mutex<Logs>,
     records: Mutex<Records>,
     snapshots: Mutex<HashMap<String, (u64, String)>>,
+    cursors: Mutex<HashMap<String, u64>>,
     changes: Changes,
 }
 
@@ -245,6 +246,27 @@ impl EventStore for MemoryStore {
 
     fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
         self.changes.0.subscribe()
+    }
+
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            Ok(self
+                .cursors
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
+                .get(name)
+                .copied())
+        })
+    }
+
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.cursors
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
+                .insert(name.to_owned(), position);
+            Ok(())
+        })
     }
 
     fn save_game<'a>(

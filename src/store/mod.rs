@@ -249,4 +249,36 @@ pub trait EventStore: Send + Sync + 'static {
     fn shared(&self) -> bool {
         false
     }
+
+    /// The global position a reader of the whole store (such as the NATS publisher) saved under
+    /// `name`, if it saved one.
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>>;
+
+    /// Keeps `position` under `name` in place of any earlier one. Durable when it returns.
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()>;
+
+    /// Tries to become the one holder of `name` among the servers sharing this store (the one
+    /// that publishes events, say): `None` while another server holds it. Held until the
+    /// [`Lease`] is dropped or its holder dies. A store that belongs to one server grants it
+    /// at once.
+    fn lease<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<Box<dyn Lease>>> {
+        let _ = name;
+        Box::pin(async { Ok(Some(Box::new(Sole) as Box<dyn Lease>)) })
+    }
+}
+
+/// A lease from [`EventStore::lease`]; dropping it lets another server take it.
+pub trait Lease: Send {
+    /// Whether it is still held: an error when the store can no longer vouch for it (its
+    /// connection to a shared store was lost), and the holder must stop and take it again.
+    fn check(&mut self) -> StoreFuture<'_, ()>;
+}
+
+/// The lease of a store only one server uses: always held.
+struct Sole;
+
+impl Lease for Sole {
+    fn check(&mut self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
 }

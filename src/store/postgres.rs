@@ -14,7 +14,7 @@
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_log};
+use super::{Change, Committed, EventStore, Lease, StoreError, StoreFuture, decode_log};
 use crate::rules::{Event, encode};
 
 /// SQLSTATE of a unique violation.
@@ -23,7 +23,7 @@ const UNIQUE_VIOLATION: &str = "23505";
 /// Events one append may hold (the index within an append takes 16 bits of the position).
 const MAX_APPEND: usize = 1 << 16;
 
-const SCHEMA: [&str; 3] = [
+const SCHEMA: [&str; 4] = [
     "CREATE TABLE IF NOT EXISTS unoflip_events (
         position BIGSERIAL PRIMARY KEY,
         game TEXT NOT NULL,
@@ -42,6 +42,10 @@ const SCHEMA: [&str; 3] = [
         record TEXT NOT NULL,
         finished BOOLEAN NOT NULL,
         created TIMESTAMPTZ NOT NULL DEFAULT now()
+    )",
+    "CREATE TABLE IF NOT EXISTS unoflip_cursors (
+        name TEXT PRIMARY KEY,
+        position BIGINT NOT NULL
     )",
 ];
 
@@ -122,6 +126,8 @@ fn unavailable(e: impl std::fmt::Display) -> StoreError {
 pub struct PostgresStore {
     pool: PgPool,
     changes: tokio::sync::broadcast::Sender<Change>,
+    /// Where it connects, for the connection a [`Lease`] holds on its own.
+    url: String,
 }
 
 impl PostgresStore {
@@ -136,7 +142,11 @@ impl PostgresStore {
         migrate(&pool).await.map_err(unavailable)?;
         let (changes, _) = tokio::sync::broadcast::channel(4096);
         tokio::spawn(listen(pool.clone(), changes.clone()));
-        Ok(PostgresStore { pool, changes })
+        Ok(PostgresStore {
+            pool,
+            changes,
+            url: url.to_owned(),
+        })
     }
 
     async fn current(&self, game: &str) -> Result<u64, StoreError> {
@@ -374,6 +384,55 @@ impl EventStore for PostgresStore {
         true
     }
 
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            let row: Option<(i64,)> =
+                sqlx::query_as("SELECT position FROM unoflip_cursors WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(unavailable)?;
+            Ok(row.map(|(p,)| u64::try_from(p).unwrap_or(0)))
+        })
+    }
+
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO unoflip_cursors (name, position) VALUES ($1, $2)
+                 ON CONFLICT (name) DO UPDATE SET position = $2",
+            )
+            .bind(name)
+            .bind(i64::try_from(position).map_err(unavailable)?)
+            .execute(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    /// A session advisory lock, held by a connection of its own (not the pool's): the lock goes
+    /// when the lease is dropped, or when the holding server dies and PostgreSQL closes its
+    /// connection.
+    fn lease<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<Box<dyn Lease>>> {
+        Box::pin(async move {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&self.url)
+                .await
+                .map_err(unavailable)?;
+            let (held,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_lock($1)")
+                .bind(lease_key(name))
+                .fetch_one(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            if !held {
+                let _ = conn.close().await;
+                return Ok(None);
+            }
+            Ok(Some(Box::new(AdvisoryLease(conn)) as Box<dyn Lease>))
+        })
+    }
+
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
         Box::pin(async move {
             sqlx::query_as(
@@ -382,6 +441,32 @@ impl EventStore for PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(unavailable)
+        })
+    }
+}
+
+/// The advisory lock key of lease `name`: the first 8 bytes of its SHA-256, so that every server
+/// computes the same key (and none collides with [`MIGRATION_LOCK`] but by a 2^-64 chance).
+fn lease_key(name: &str) -> i64 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("unoflip lease {name}").as_bytes());
+    let mut key = [0u8; 8];
+    key.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(key)
+}
+
+/// A held advisory lock and the connection that holds it.
+struct AdvisoryLease(sqlx::PgConnection);
+
+impl Lease for AdvisoryLease {
+    fn check(&mut self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let probe = sqlx::query("SELECT 1").execute(&mut self.0);
+            match tokio::time::timeout(std::time::Duration::from_secs(5), probe).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(unavailable(e)),
+                Err(_) => Err(unavailable("the lease's connection did not answer in 5 s")),
+            }
         })
     }
 }

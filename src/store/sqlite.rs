@@ -71,6 +71,15 @@ enum Command {
         game: String,
         reply: Reply<Option<(String, bool)>>,
     },
+    SaveCursor {
+        name: String,
+        position: u64,
+        reply: Reply<()>,
+    },
+    Cursor {
+        name: String,
+        reply: Reply<Option<u64>>,
+    },
 }
 
 /// Events in an SQLite file.
@@ -101,6 +110,10 @@ CREATE TABLE IF NOT EXISTS games (
     record TEXT NOT NULL,
     finished INTEGER NOT NULL,
     created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cursors (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL
 );
 ";
 
@@ -268,6 +281,21 @@ impl EventStore for SqliteStore {
             reply,
         }))
     }
+
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(self.ask(move |reply| Command::Cursor {
+            name: name.to_owned(),
+            reply,
+        }))
+    }
+
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
+        Box::pin(self.ask(move |reply| Command::SaveCursor {
+            name: name.to_owned(),
+            position,
+            reply,
+        }))
+    }
 }
 
 /// The writer thread: batches requests and commits their writes together.
@@ -340,6 +368,27 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                              ON CONFLICT (game) DO UPDATE SET version = ?2, state = ?3
                              WHERE excluded.version > snapshots.version",
                             params![game, v, state],
+                        )
+                        .map(|_| ())
+                        .map_err(unavailable)
+                    });
+                    done.push(Box::new(move |failed| {
+                        let _ = reply.send(match (failed, result) {
+                            (Some(e), Ok(())) => Err(e.clone()),
+                            (_, r) => r,
+                        });
+                    }));
+                }
+                Command::SaveCursor {
+                    name,
+                    position,
+                    reply,
+                } => {
+                    let result = i64::try_from(position).map_err(unavailable).and_then(|p| {
+                        tx.execute(
+                            "INSERT INTO cursors (name, position) VALUES (?1, ?2)
+                             ON CONFLICT (name) DO UPDATE SET position = ?2",
+                            params![name, p],
                         )
                         .map(|_| ())
                         .map_err(unavailable)
@@ -466,8 +515,21 @@ fn serve_read(conn: &Connection, command: Command) {
         Command::Append { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
         }
-        Command::SaveGame { reply, .. } => {
+        Command::SaveGame { reply, .. } | Command::SaveCursor { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
+        }
+        Command::Cursor { name, reply } => {
+            use rusqlite::OptionalExtension;
+            let found = conn
+                .query_row(
+                    "SELECT position FROM cursors WHERE name = ?1",
+                    params![name],
+                    |row| row.get::<_, i64>(0),
+                )
+                .optional()
+                .map_err(unavailable)
+                .map(|p| p.map(|p| u64::try_from(p).unwrap_or(0)));
+            let _ = reply.send(found);
         }
     }
 }
@@ -569,7 +631,10 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
             Command::Read { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
-            Command::SaveGame { reply, .. } => {
+            Command::SaveGame { reply, .. } | Command::SaveCursor { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Cursor { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Unfinished { reply } => {
