@@ -362,6 +362,11 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         .map(|e| decode(&encode(e)).expect("decodes"))
         .collect();
     assert_eq!(decoded, log);
+    // Each event's kind (a header of the NATS publisher) is its stored `type` tag.
+    for event in &log {
+        let json: serde_json::Value = serde_json::from_str(&encode(event)).expect("JSON");
+        assert_eq!(json["type"], event.kind(), "{event:?}");
+    }
 }
 
 proptest! {

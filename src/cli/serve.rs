@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::service::publish::{PublishConfig, Retention, Start};
 use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, RateLimits, Registry};
 
 /// The flags of `unoflip serve`.
@@ -98,6 +99,47 @@ pub struct ServeArgs {
     /// before it ends as abandoned. Games of bots only are never abandoned.
     #[arg(long, env = "UNOFLIP_ABANDON_AFTER", default_value = "10m", value_parser = duration)]
     pub abandon_after: Duration,
+    /// Publish every event's public projection to this NATS JetStream server, e.g.
+    /// `nats://127.0.0.1:4222`, on subject `unoflip.v1.games.<game id>.events`, exactly once
+    /// and in the store's order. Off when not given.
+    #[arg(long, env = "UNOFLIP_PUBLISH")]
+    pub publish: Option<String>,
+    /// The JetStream stream published to (created if missing, with the settings below; an
+    /// existing stream is used as it is).
+    #[arg(long, env = "UNOFLIP_PUBLISH_STREAM", default_value = "UNOFLIP_EVENTS")]
+    pub publish_stream: String,
+    /// What the stream keeps: `limits` (until --publish-max-age or --publish-max-bytes) or
+    /// `interest` (until every consumer has acknowledged it).
+    #[arg(
+        long,
+        env = "UNOFLIP_PUBLISH_RETENTION",
+        value_enum,
+        default_value = "limits"
+    )]
+    pub publish_retention: Retention,
+    /// Messages older than this leave the stream, e.g. `168h` for a week (0: kept however old).
+    #[arg(long, env = "UNOFLIP_PUBLISH_MAX_AGE", default_value = "0", value_parser = duration)]
+    pub publish_max_age: Duration,
+    /// The stream's size limit in bytes; the oldest messages go beyond it (0: no limit).
+    #[arg(long, env = "UNOFLIP_PUBLISH_MAX_BYTES", default_value_t = 0)]
+    pub publish_max_bytes: u64,
+    /// JetStream's de-duplication window for the stream it creates.
+    #[arg(
+        long,
+        env = "UNOFLIP_PUBLISH_DUPLICATE_WINDOW",
+        default_value = "2m",
+        value_parser = duration
+    )]
+    pub publish_duplicate_window: Duration,
+    /// Where a publisher with no place yet (a new stream) starts: `beginning` (every stored
+    /// event) or `now` (events stored from now on).
+    #[arg(
+        long,
+        env = "UNOFLIP_PUBLISH_START",
+        value_enum,
+        default_value = "beginning"
+    )]
+    pub publish_start: Start,
 }
 
 /// Parses `250ms`, `30s`, `10m`, `1h` or a number of seconds.
@@ -162,6 +204,34 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
     let registry = Registry::new(store, config);
     let rebuilt = registry.recover().await?;
     tracing::info!(games = rebuilt, "unfinished games rebuilt from the store");
+    if let Some(url) = args.publish {
+        if !url.starts_with("nats://") && !url.starts_with("tls://") {
+            return Err(format!("--publish {url:?}: expected nats://host:port").into());
+        }
+        if args.publish_stream.is_empty()
+            || args
+                .publish_stream
+                .contains(|c: char| c == '.' || c == '*' || c == '>' || c.is_whitespace())
+        {
+            return Err(format!(
+                "--publish-stream {:?}: a stream name has no spaces, '.', '*' or '>'",
+                args.publish_stream
+            )
+            .into());
+        }
+        service::publish::spawn(
+            registry.clone(),
+            PublishConfig {
+                url,
+                stream: args.publish_stream,
+                retention: args.publish_retention,
+                max_age: args.publish_max_age,
+                max_bytes: args.publish_max_bytes,
+                duplicate_window: args.publish_duplicate_window,
+                start: args.publish_start,
+            },
+        );
+    }
     let mut live = registry.live_games();
     tokio::spawn(async move {
         // The live count, for operators (and the lifecycle tests), at most once a second.

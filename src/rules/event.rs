@@ -233,6 +233,41 @@ pub enum Event {
     LobbyExpired,
 }
 
+impl Event {
+    /// The event's kind as its stored JSON names it (`"card_played"`): the `type` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::GameCreated { .. } => "game_created",
+            Event::DealerChosen { .. } => "dealer_chosen",
+            Event::RoundStarted { .. } => "round_started",
+            Event::StarterReturned { .. } => "starter_returned",
+            Event::TurnStarted { .. } => "turn_started",
+            Event::CardPlayed { .. } => "card_played",
+            Event::ColorChosen { .. } => "color_chosen",
+            Event::ColorRequested { .. } => "color_requested",
+            Event::SwapRequested { .. } => "swap_requested",
+            Event::HandsSwapped { .. } => "hands_swapped",
+            Event::HandsPassed => "hands_passed",
+            Event::WentOut { .. } => "went_out",
+            Event::DirectionReversed => "direction_reversed",
+            Event::Flipped { .. } => "flipped",
+            Event::CardsDrawn { .. } => "cards_drawn",
+            Event::DrawnCardKept { .. } => "drawn_card_kept",
+            Event::Reshuffled { .. } => "reshuffled",
+            Event::PenaltyPending { .. } => "penalty_pending",
+            Event::PenaltyAccepted { .. } => "penalty_accepted",
+            Event::Challenged { .. } => "challenged",
+            Event::HandShown { .. } => "hand_shown",
+            Event::UnoCalled { .. } => "uno_called",
+            Event::UnoCaught { .. } => "uno_caught",
+            Event::RoundEnded { .. } => "round_ended",
+            Event::MatchEnded { .. } => "match_ended",
+            Event::MatchAbandoned => "match_abandoned",
+            Event::LobbyExpired => "lobby_expired",
+        }
+    }
+}
+
 /// The format version written by this server.
 pub const EVENT_FORMAT: u32 = 1;
 

@@ -54,7 +54,7 @@ const STREAM_BUFFER: usize = 32;
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Projects events in global order for a spectator, from a replica of each game.
-struct Projector {
+pub(super) struct Projector {
     /// Each game's state after its last projected event, and when it was last used.
     replicas: HashMap<String, (Game, u64)>,
     /// Replicas kept at most.
@@ -64,7 +64,7 @@ struct Projector {
 }
 
 impl Projector {
-    fn new(cap: usize) -> Projector {
+    pub(super) fn new(cap: usize) -> Projector {
         Projector {
             replicas: HashMap::new(),
             cap,
@@ -73,7 +73,7 @@ impl Projector {
     }
 
     /// `committed` as a spectator sees it, or `None` for an event a spectator is not sent.
-    async fn project(
+    pub(super) async fn project(
         &mut self,
         registry: &Registry,
         committed: &Committed,

@@ -62,6 +62,16 @@ pub struct Metrics {
     /// Reads of the store by firehose streams behind the shared ring (starting further back,
     /// or fallen behind).
     pub firehose_store_reads: Counter,
+    /// 1 while this server holds the publisher's lease (`serve --publish`).
+    pub publishing: Gauge,
+    /// Store positions the NATS stream is behind the store, while this server publishes.
+    pub publish_lag: Gauge,
+    /// Events published to NATS and acknowledged.
+    pub published: Counter,
+    /// Publishes JetStream acknowledged as duplicates (already in the stream).
+    pub publish_duplicates: Counter,
+    /// Times the publisher stopped on a failure of the broker or the store, and started over.
+    pub publish_errors: Counter,
 }
 
 impl Default for Metrics {
@@ -93,6 +103,11 @@ impl Metrics {
                 1.0, 2.0, 13,
             )),
             firehose_store_reads: Counter::default(),
+            publishing: Gauge::default(),
+            publish_lag: Gauge::default(),
+            published: Counter::default(),
+            publish_duplicates: Counter::default(),
+            publish_errors: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -154,6 +169,31 @@ impl Metrics {
             "firehose_store_reads",
             "Store reads by firehose streams behind the shared ring",
             metrics.firehose_store_reads.clone(),
+        );
+        registry.register(
+            "publishing",
+            "1 while this server publishes events to NATS (holds the publisher's lease)",
+            metrics.publishing.clone(),
+        );
+        registry.register(
+            "publish_lag_events",
+            "Store positions the NATS stream is behind the store",
+            metrics.publish_lag.clone(),
+        );
+        registry.register(
+            "published_events",
+            "Events published to NATS and acknowledged",
+            metrics.published.clone(),
+        );
+        registry.register(
+            "publish_duplicates",
+            "Publishes NATS acknowledged as duplicates of messages already in the stream",
+            metrics.publish_duplicates.clone(),
+        );
+        registry.register(
+            "publish_errors",
+            "Times the publisher stopped on a failure of the broker or the store and started over",
+            metrics.publish_errors.clone(),
         );
         Metrics {
             registry,

@@ -24,6 +24,7 @@ mod limit;
 mod lobby;
 mod log;
 pub mod metrics;
+pub mod publish;
 mod reasons;
 mod registry;
 mod stream;

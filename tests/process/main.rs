@@ -11,6 +11,7 @@ mod fuzz;
 mod harness;
 mod leave;
 mod lifecycle;
+mod publish;
 mod request_ids;
 mod restart;
 mod shutdown;

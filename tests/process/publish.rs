@@ -1,0 +1,368 @@
+//! `serve --publish nats://...`: every event's public projection reaches NATS JetStream exactly
+//! once, in order per game and in the store's global order, through a SIGKILL of the server, a
+//! broker that is away for 10 s, and a publisher that dies while another server waits to take
+//! over. Each test runs its own `nats-server` (the machine's binary) on a free port, so that
+//! tests neither share a stream nor stop the machine's broker.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use prost::Message as _;
+use tokio_stream::StreamExt;
+use unoflip::proto as pb;
+
+use super::common::{test_postgres, test_postgres_url};
+use super::edge::{http, metric};
+use super::harness::*;
+
+/// A `nats-server` with JetStream of this test's own, killed when dropped.
+pub struct Nats {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+    binary: PathBuf,
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `nats-server` binary: `UNOFLIP_NATS_SERVER`, else `nats-server` on the PATH, else
+/// Debian's `/usr/sbin/nats-server`.
+fn nats_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("UNOFLIP_NATS_SERVER") {
+        return Some(PathBuf::from(path));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("nats-server"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.is_file()))
+}
+
+impl Nats {
+    /// A new server, or `None` (saying so) where no `nats-server` is installed; under CI its
+    /// absence fails the test.
+    pub async fn start(label: &str) -> Option<Nats> {
+        let Some(binary) = nats_binary() else {
+            if std::env::var_os("CI").is_some() {
+                panic!("nats-server is required in CI (apt-get install nats-server)");
+            }
+            eprintln!(
+                "SKIPPED: no nats-server binary (install Debian's nats-server or set \
+                 UNOFLIP_NATS_SERVER) to run this test"
+            );
+            return None;
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!(
+            "unoflip-nats-{label}-{}-{port}",
+            std::process::id()
+        ));
+        let mut nats = Nats {
+            child: None,
+            port,
+            dir,
+            binary,
+        };
+        nats.restart().await;
+        Some(nats)
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts it again on the same port and with the same storage; waits until JetStream answers.
+    pub async fn restart(&mut self) {
+        self.kill();
+        let child = Command::new(&self.binary)
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-js",
+                "-sd",
+            ])
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let started = Instant::now();
+        loop {
+            let error = match async_nats::connect(self.url()).await {
+                Ok(client) => match client.request("$JS.API.INFO", "".into()).await {
+                    Ok(_) => return,
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "nats-server did not come up on {}: {error}",
+                self.port
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Kills it (SIGKILL).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// One message of the stream, as a consumer reads it.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub subject: String,
+    pub id: String,
+    pub game: String,
+    pub version: u64,
+    pub position: u64,
+    pub kind: String,
+    pub event: pb::GameEvent,
+}
+
+/// The stream's messages in stream order, read by a new pull consumer from the first.
+pub async fn consume(url: &str, stream: &str) -> Vec<Published> {
+    let client = async_nats::connect(url).await.unwrap();
+    let js = jetstream::new(client);
+    let stream = js.get_stream(stream).await.unwrap();
+    let consumer = stream
+        .create_consumer(jetstream::consumer::pull::Config {
+            ack_policy: jetstream::consumer::AckPolicy::None,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    loop {
+        let mut batch = consumer
+            .fetch()
+            .max_messages(1000)
+            .expires(Duration::from_millis(500))
+            .messages()
+            .await
+            .unwrap();
+        let before = out.len();
+        while let Some(message) = batch.next().await {
+            let message = message.unwrap();
+            let headers = message.headers.clone().unwrap_or_default();
+            let header = |name: &str| {
+                headers
+                    .get(name)
+                    .map(|v| v.as_str().to_owned())
+                    .unwrap_or_default()
+            };
+            out.push(Published {
+                subject: message.subject.to_string(),
+                id: headers
+                    .get(async_nats::header::NATS_MESSAGE_ID)
+                    .map(|v| v.as_str().to_owned())
+                    .unwrap_or_default(),
+                game: header("Unoflip-Game"),
+                version: header("Unoflip-Version").parse().unwrap(),
+                position: header("Unoflip-Position").parse().unwrap(),
+                kind: header("Unoflip-Event"),
+                event: pb::GameEvent::decode(message.payload.clone()).unwrap(),
+            });
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
+/// How many messages the stream holds.
+async fn stream_messages(url: &str, stream: &str) -> u64 {
+    let Ok(client) = async_nats::connect(url).await else {
+        return 0;
+    };
+    let js = jetstream::new(client);
+    let Ok(mut stream) = js.get_stream(stream).await else {
+        return 0;
+    };
+    stream.info().await.map(|i| i.state.messages).unwrap_or(0)
+}
+
+/// `game`'s stored events, with the admin token: (version, stored JSON `type`).
+async fn exported(client: &mut Client, game: &str) -> Vec<(u64, String)> {
+    let events = client
+        .export_game(authed(
+            pb::ExportGameRequest {
+                game: game.to_owned(),
+            },
+            ADMIN,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .events;
+    events
+        .into_iter()
+        .map(|e| {
+            let json: serde_json::Value = serde_json::from_str(&e.json).unwrap();
+            (e.version, json["type"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+/// Checks that the stream holds every event of `games` exactly once, in version order per
+/// game, as `ExportGame` lists them; that every message's headers, subject and payload agree;
+/// and that the whole stream follows the store's global order with no message twice.
+async fn check_exactly_once(client: &mut Client, published: &[Published], games: &[String]) {
+    let mut ids = std::collections::HashSet::new();
+    let mut last_position = 0;
+    for p in published {
+        assert!(ids.insert(p.id.clone()), "message {} twice", p.id);
+        assert!(
+            p.position > last_position,
+            "positions out of order: {} after {last_position}",
+            p.position
+        );
+        last_position = p.position;
+        let id = p.game.strip_prefix("games/").unwrap();
+        assert_eq!(p.subject, format!("unoflip.v1.games.{id}.events"));
+        assert_eq!(p.id, format!("{id}/{}", p.version));
+        assert_eq!(p.event.game, p.game);
+        assert_eq!(p.event.position, p.position);
+        assert_eq!(p.event.event.as_ref().unwrap().version, p.version);
+    }
+    let mut by_game: HashMap<&str, Vec<(u64, String)>> = HashMap::new();
+    for p in published {
+        by_game
+            .entry(&p.game)
+            .or_default()
+            .push((p.version, p.kind.clone()));
+    }
+    for game in games {
+        let stored = exported(client, game).await;
+        assert!(!stored.is_empty());
+        assert_eq!(
+            by_game.get(game.as_str()).cloned().unwrap_or_default(),
+            stored,
+            "{game}: the stream's (version, kind) are not the stored log's"
+        );
+    }
+}
+
+/// Waits until the stream holds `n` messages or more.
+async fn until_messages(nats: &Nats, stream: &str, n: u64, within: Duration) {
+    let url = nats.url();
+    eventually(within, &format!("{n} messages in the stream"), || {
+        let url = url.clone();
+        async move { stream_messages(&url, stream).await >= n }
+    })
+    .await;
+}
+
+/// Bot games of four seats, a whole match each (many events), played by the server.
+async fn bot_games(client: &mut Client, n: usize) -> Vec<String> {
+    let mut games = Vec::new();
+    for _ in 0..n {
+        let (game, _) = table(
+            client,
+            pb::GameOptions {
+                bot_seats: vec![0, 1, 2, 3],
+                ..options(4)
+            },
+        )
+        .await;
+        games.push(game);
+    }
+    games
+}
+
+/// Waits until every game is finished; returns their stored event counts.
+async fn until_finished(client: &mut Client, games: &[String], within: Duration) -> u64 {
+    let started = Instant::now();
+    let mut total = 0;
+    for game in games {
+        loop {
+            let g = get_game(client, game).await;
+            if g.status == pb::GameStatus::Finished as i32 {
+                total += g.version;
+                break;
+            }
+            assert!(started.elapsed() < within, "{game} did not finish");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_public_event_reaches_jetstream_once_in_order_matching_the_firehose() {
+    let Some(nats) = Nats::start("once").await else {
+        return;
+    };
+    let store = temp_sqlite("publish");
+    let url = nats.url();
+    let flags = ["--bot-delay-ms", "0", "--publish", &url];
+    let server = Server::start(&store, &flags).await;
+    let mut client = server.client().await;
+    let games = bot_games(&mut client, 6).await;
+    let total = until_finished(&mut client, &games, Duration::from_secs(60)).await;
+    until_messages(&nats, "UNOFLIP_EVENTS", total, Duration::from_secs(30)).await;
+    let published = consume(&nats.url(), "UNOFLIP_EVENTS").await;
+    assert_eq!(published.len() as u64, total);
+    check_exactly_once(&mut client, &published, &games).await;
+    // Each message is the event SubscribeAll sends, byte for byte.
+    let mut firehose = firehose_stream(&mut client).await;
+    let mut sent = Vec::new();
+    while sent.len() < published.len() {
+        match firehose.message().await.unwrap().unwrap().kind {
+            Some(pb::subscribe_all_response::Kind::Event(e)) => sent.push(e),
+            Some(pb::subscribe_all_response::Kind::CaughtUp(_)) => break,
+            _ => {}
+        }
+    }
+    let payloads: Vec<_> = published.iter().map(|p| p.event.clone()).collect();
+    assert_eq!(payloads, sent);
+    // The metrics say it publishes and is caught up.
+    let (_, text) = http(server.port, "GET", "/metrics", "").await;
+    assert_eq!(metric(&text, "unoflip_publishing "), 1.0, "{text}");
+    assert_eq!(
+        metric(&text, "unoflip_published_events_total "),
+        total as f64
+    );
+    // A restart publishes nothing again: it goes on after the stream's last message.
+    let port = server.port;
+    server.stop();
+    let server = Server::start_on(port, &store, &flags).await;
+    let mut client = server.client().await;
+    let more = bot_games(&mut client, 1).await;
+    let more_total = until_finished(&mut client, &more, Duration::from_secs(60)).await;
+    until_messages(
+        &nats,
+        "UNOFLIP_EVENTS",
+        total + more_total,
+        Duration::from_secs(30),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let published = consume(&nats.url(), "UNOFLIP_EVENTS").await;
+    assert_eq!(published.len() as u64, total + more_total);
+    let all: Vec<String> = games.iter().chain(&more).cloned().collect();
+    check_exactly_once(&mut client, &published, &all).await;
+    let (_, text) = http(server.port, "GET", "/metrics", "").await;
+    assert_eq!(metric(&text, "unoflip_publish_duplicates_total "), 0.0);
+}
