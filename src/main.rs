@@ -84,7 +84,7 @@ enum Command {
         no_color: bool,
     },
     /// Runs the gRPC server (grpc-web and CORS included).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
 }
 
 #[tokio::main]
@@ -130,7 +130,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             levels,
             seed,
         } => arena(games, ruleset, levels, seed)?,
-        Command::Serve(args) => serve::run(args).await?,
+        Command::Serve(args) => serve::run(*args).await?,
     }
     Ok(())
 }

@@ -250,7 +250,7 @@ impl Event {
             Event::HandsPassed => "hands_passed",
             Event::WentOut { .. } => "went_out",
             Event::DirectionReversed => "direction_reversed",
-            Event::Flipped { .. } => "flipped",
+            Event::Flipped => "flipped",
             Event::CardsDrawn { .. } => "cards_drawn",
             Event::DrawnCardKept { .. } => "drawn_card_kept",
             Event::Reshuffled { .. } => "reshuffled",

@@ -366,3 +366,179 @@ async fn every_public_event_reaches_jetstream_once_in_order_matching_the_firehos
     let (_, text) = http(server.port, "GET", "/metrics", "").await;
     assert_eq!(metric(&text, "unoflip_publish_duplicates_total "), 0.0);
 }
+
+/// The stream every test but the PostgreSQL one publishes to: the default.
+const STREAM: &str = "UNOFLIP_EVENTS";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_while_it_publishes_goes_on_with_no_gap_and_no_duplicate() {
+    let Some(nats) = Nats::start("kill").await else {
+        return;
+    };
+    let store = temp_sqlite("publish-kill");
+    let url = nats.url();
+    let flags = ["--bot-delay-ms", "2", "--publish", &url];
+    let server = Server::start(&store, &flags).await;
+    let port = server.port;
+    let mut client = server.client().await;
+    let games = bot_games(&mut client, 6).await;
+    until_messages(&nats, STREAM, 300, Duration::from_secs(30)).await;
+    // SIGKILL, while the bots play and the publisher publishes.
+    drop(server);
+    let at_kill = stream_messages(&url, STREAM).await;
+    // The restarted server rebuilds the games, plays them to the end and publishes the rest.
+    let server = Server::start_on(port, &store, &flags).await;
+    let mut client = server.client().await;
+    let total = until_finished(&mut client, &games, Duration::from_secs(120)).await;
+    assert!(
+        at_kill < total,
+        "the kill came after everything was published ({at_kill} of {total})"
+    );
+    until_messages(&nats, STREAM, total, Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let published = consume(&url, STREAM).await;
+    assert_eq!(published.len() as u64, total, "messages in the stream");
+    check_exactly_once(&mut client, &published, &games).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_away_for_ten_seconds_holds_no_game_back_and_the_stream_catches_up() {
+    let Some(mut nats) = Nats::start("away").await else {
+        return;
+    };
+    let store = temp_sqlite("publish-away");
+    let url = nats.url();
+    let server = Server::start(&store, &["--bot-delay-ms", "10", "--publish", &url]).await;
+    let mut client = server.client().await;
+    let games = bot_games(&mut client, 3).await;
+    until_messages(&nats, STREAM, 100, Duration::from_secs(30)).await;
+    nats.kill();
+    let version = |g: pb::Game| g.version;
+    let mut before = 0;
+    for game in &games {
+        before += version(get_game(&mut client, game).await);
+    }
+    // The games go on without the broker; moves are answered as quickly as ever.
+    let started = Instant::now();
+    let (mut slowest, mut people) = (Duration::ZERO, 0);
+    while started.elapsed() < Duration::from_secs(10) {
+        let (game, tokens) = started_game(&mut client).await;
+        for _ in 0..20 {
+            let asked = Instant::now();
+            if move_once(&mut client, &game, &tokens).await.is_some() {
+                people += 1;
+            }
+            slowest = slowest.max(asked.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut during = 0;
+    for game in &games {
+        during += version(get_game(&mut client, game).await);
+    }
+    assert!(
+        during >= before + 300,
+        "the bots' games hardly moved without the broker ({before} -> {during})"
+    );
+    assert!(people >= 100, "{people} moves of people answered");
+    assert!(
+        slowest < Duration::from_secs(2),
+        "a move took {slowest:?} without the broker"
+    );
+    let (_, text) = http(server.port, "GET", "/metrics", "").await;
+    assert!(
+        metric(&text, "unoflip_publish_lag_events ") > 0.0,
+        "the lag is exported while the broker is away:\n{text}"
+    );
+    // Back: the stream catches up with everything, exactly once.
+    nats.restart().await;
+    let total = until_finished(&mut client, &games, Duration::from_secs(120)).await;
+    let port = server.port;
+    eventually(
+        Duration::from_secs(60),
+        "the publisher caught up",
+        || async {
+            let (_, text) = http(port, "GET", "/metrics", "").await;
+            metric(&text, "unoflip_publish_lag_events ") == 0.0
+        },
+    )
+    .await;
+    let published = consume(&url, STREAM).await;
+    let ours: Vec<_> = published
+        .iter()
+        .filter(|p| games.contains(&p.game))
+        .collect();
+    assert_eq!(ours.len() as u64, total);
+    check_exactly_once(&mut client, &published, &games).await;
+    assert!(
+        server.log().contains("publisher: stopped; starting over"),
+        "the outage is logged"
+    );
+}
+
+/// A started two-seat game of people, with its tokens.
+async fn started_game(client: &mut Client) -> (String, Vec<String>) {
+    started(client, options(2)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_publishing_server_dies_another_takes_over_with_nothing_lost_or_doubled() {
+    if test_postgres().await.is_none() {
+        return;
+    }
+    let Some(nats) = Nats::start("takeover").await else {
+        return;
+    };
+    let pg = test_postgres_url();
+    let url = nats.url();
+    // A stream (and so a cursor) of this run's own: the database is shared with other tests.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let stream = format!("TAKEOVER_{nanos}");
+    let flags = [
+        "--bot-delay-ms",
+        "3",
+        "--publish",
+        &url,
+        "--publish-stream",
+        &stream,
+        "--publish-start",
+        "now",
+    ];
+    let a = Server::start(&pg, &flags).await;
+    eventually(Duration::from_secs(20), "A publishes", || async {
+        a.log().contains("publisher: publishing to NATS JetStream")
+    })
+    .await;
+    let b = Server::start(&pg, &flags).await;
+    eventually(Duration::from_secs(20), "B waits for the lease", || async {
+        b.log().contains("another server publishes")
+    })
+    .await;
+    // B plays the games; A publishes them until it is killed.
+    let mut client = b.client().await;
+    let games = bot_games(&mut client, 4).await;
+    until_messages(&nats, &stream, 200, Duration::from_secs(30)).await;
+    drop(a);
+    eventually(Duration::from_secs(20), "B takes over", || async {
+        b.log().contains("publisher: publishing to NATS JetStream")
+    })
+    .await;
+    let total = until_finished(&mut client, &games, Duration::from_secs(120)).await;
+    let started = Instant::now();
+    let published = loop {
+        let published = consume(&url, &stream).await;
+        let ours = published.iter().filter(|p| games.contains(&p.game)).count() as u64;
+        if ours >= total {
+            break published;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{ours} of {total} events published"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    check_exactly_once(&mut client, &published, &games).await;
+}
