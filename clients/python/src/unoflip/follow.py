@@ -1,0 +1,136 @@
+"""Follows every game's public events from NATS JetStream and prints them as words.
+
+A server started with `unoflip serve --publish nats://127.0.0.1:4222` publishes each event's
+public projection (a `unoflip.v1.GameEvent`) on `unoflip.v1.games.<game id>.events`, exactly once
+and in order. This reads them with a pull consumer:
+
+    pip install -e './clients/python[nats]'
+    unoflip-follow --nats nats://127.0.0.1:4222 --durable my-follower
+
+With `--durable NAME` the consumer is kept by NATS: each event is acknowledged once printed, and
+running the same command again goes on after the last one printed (even after a crash of this
+program). Without it, every event still in the stream is printed from the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TextIO
+
+import nats
+import nats.errors
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from unoflip.v1 import cards_pb2, service_pb2
+
+SUBJECTS = "unoflip.v1.games.*.events"
+
+
+def face_words(face: cards_pb2.Face) -> str:
+    """`red 5`, `pink skip everyone`, `wild draw color`: a face as players say it."""
+    color = cards_pb2.Color.Name(face.color).removeprefix("COLOR_").lower()
+    kind = cards_pb2.Kind.Name(face.kind).removeprefix("KIND_").lower().replace("_", " ")
+    if kind == "number":
+        kind = str(face.number)
+    return kind if color == "unspecified" else f"{color} {kind}"
+
+
+def card_words(card: cards_pb2.Card) -> str:
+    """Both faces of a card, light first: `red 5 | pink 3` (classic cards have one)."""
+    if card.HasField("dark"):
+        return f"{face_words(card.light)} | {face_words(card.dark)}"
+    return face_words(card.light)
+
+
+def describe(event: service_pb2.GameEvent) -> str:
+    """One line for one published event: the game, the event's number, what happened."""
+    e = event.event
+    kind = e.WhichOneof("kind") or "unknown"
+    body = getattr(e, kind, None)
+    if kind == "game_created":
+        o = body.options
+        what = f"created: {o.seats} seats"
+    elif kind == "round_started":
+        what = f"round {body.round} dealt by seat {body.dealer}; first discard {card_words(body.starter)}"
+    elif kind == "turn_started":
+        what = f"seat {body.seat}'s turn"
+    elif kind == "card_played":
+        what = f"seat {body.seat} played {card_words(body.card)}" + (" and called UNO" if body.uno else "")
+    elif kind == "cards_drawn":
+        what = f"seat {body.seat} drew {body.count} card{'s' if body.count != 1 else ''}"
+    elif kind == "color_chosen":
+        what = f"seat {body.seat} chose {cards_pb2.Color.Name(body.color).removeprefix('COLOR_').lower()}"
+    elif kind == "uno_called":
+        what = f"seat {body.seat} called UNO"
+    elif kind == "uno_caught":
+        what = f"seat {body.by} caught seat {body.seat} without UNO"
+    elif kind == "went_out":
+        what = f"seat {body.seat} went out"
+    elif kind == "round_ended":
+        what = "the round ended"
+    elif kind == "match_ended":
+        what = "the match ended; won by seat " + ", ".join(str(s) for s in body.winners)
+    else:
+        what = kind.replace("_", " ")
+    return f"{event.game} #{e.version}: {what}"
+
+
+async def follow(
+    url: str,
+    *,
+    stream: str = "UNOFLIP_EVENTS",
+    durable: str | None = None,
+    idle_exit: float | None = None,
+    out: TextIO = sys.stdout,
+) -> int:
+    """Prints every event after the consumer's place; returns how many it printed. Runs until
+    interrupted, or until nothing came for `idle_exit` seconds."""
+    client = await nats.connect(url)
+    try:
+        js = client.jetstream()
+        config = ConsumerConfig(
+            durable_name=durable,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_policy=AckPolicy.EXPLICIT,
+            filter_subject=SUBJECTS,
+        )
+        subscription = await js.pull_subscribe(SUBJECTS, durable=durable, stream=stream, config=config)
+        printed = 0
+        while True:
+            try:
+                messages = await subscription.fetch(256, timeout=idle_exit or 5.0)
+            except nats.errors.TimeoutError:
+                if idle_exit is not None:
+                    return printed
+                continue
+            for message in messages:
+                event = service_pb2.GameEvent.FromString(message.data)
+                print(describe(event), file=out, flush=True)
+                await message.ack()
+                printed += 1
+    finally:
+        await client.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nats", default="nats://127.0.0.1:4222", help="the NATS server")
+    parser.add_argument("--stream", default="UNOFLIP_EVENTS", help="the server's --publish-stream")
+    parser.add_argument("--durable", help="a durable consumer's name: resume where it stopped")
+    parser.add_argument(
+        "--idle-exit", type=float, help="stop once nothing came for this many seconds (default: run until interrupted)"
+    )
+    args = parser.parse_args()
+    try:
+        asyncio.run(follow(args.nats, stream=args.stream, durable=args.durable, idle_exit=args.idle_exit))
+    except KeyboardInterrupt:
+        pass
+    except BrokenPipeError:
+        # The output was closed (`| head`): stop quietly.
+        sys.stderr.close()
+
+
+if __name__ == "__main__":
+    main()
