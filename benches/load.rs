@@ -12,6 +12,11 @@
 //!
 //! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4; `LOAD_STORE`,
 //! the server's `--store`, default `memory`; `sqlite` uses a fresh file).
+//!
+//! `LOAD_PUBLISH=1` also starts a `nats-server` of its own (`UNOFLIP_NATS_SERVER`, else
+//! `nats-server` on the PATH) and the server with `--publish`: a plain NATS subscription times
+//! each event's arrival on the broker, and the report adds the lag from an action's
+//! acknowledgement to its last event reaching NATS (p50, p99), and how many never came.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -74,6 +79,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(other) if !other.is_empty() => other.to_owned(),
         _ => "memory".to_owned(),
     };
+    // With LOAD_PUBLISH: a broker of our own, and a subscription timing each event's arrival.
+    let nats = if env("LOAD_PUBLISH", 0) == 1 {
+        Some(start_nats().await?)
+    } else {
+        None
+    };
+    let broker_arrivals: Arc<Mutex<HashMap<(String, u64), Instant>>> = Arc::default();
+    if let Some((_, url, _)) = &nats {
+        let client = async_nats::connect(url.as_str()).await?;
+        let mut subscription = client.subscribe("unoflip.v1.games.*.events").await?;
+        let arrivals = broker_arrivals.clone();
+        tokio::spawn(async move {
+            use tokio_stream::StreamExt;
+            let _client = client;
+            while let Some(message) = subscription.next().await {
+                let now = Instant::now();
+                let Some(headers) = message.headers else {
+                    continue;
+                };
+                let game = headers.get("Unoflip-Game").map(|v| v.as_str().to_owned());
+                let version = headers
+                    .get("Unoflip-Version")
+                    .and_then(|v| v.as_str().parse::<u64>().ok());
+                if let (Some(game), Some(version)) = (game, version)
+                    && let Ok(mut a) = arrivals.lock()
+                {
+                    a.insert((game, version), now);
+                }
+            }
+        });
+    }
+    let publish_flags: Vec<String> = match &nats {
+        Some((_, url, _)) => vec!["--publish".into(), url.clone()],
+        None => Vec::new(),
+    };
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_unoflip"))
         .args([
             "serve",
@@ -94,6 +134,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--store",
             &store,
         ])
+        .args(&publish_flags)
         .env("RUST_LOG", "warn")
         .spawn()?;
     let pid = server.id();
@@ -266,8 +307,49 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
         .sum();
     let server_cpu = ticks as f64 / 100.0;
+    // The broker's lag: from each acknowledgement to its last event on NATS (waiting up to 60 s
+    // for the publisher to finish).
+    let broker_lag = if nats.is_some() {
+        let wanted: Vec<(String, u64, Instant)> = timings
+            .lock()
+            .map_err(|_| "timings lock")?
+            .acks
+            .iter()
+            .map(|&(g, v, acked)| (tables[g].0.clone(), v, acked))
+            .collect();
+        let waited = Instant::now();
+        loop {
+            let missing = {
+                let a = broker_arrivals.lock().map_err(|_| "arrivals lock")?;
+                wanted
+                    .iter()
+                    .filter(|(g, v, _)| !a.contains_key(&(g.clone(), *v)))
+                    .count()
+            };
+            if missing == 0 || waited.elapsed() > Duration::from_secs(60) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let a = broker_arrivals.lock().map_err(|_| "arrivals lock")?;
+        let mut lags: Vec<Duration> = wanted
+            .iter()
+            .filter_map(|(g, v, acked)| {
+                Some(a.get(&(g.clone(), *v))?.saturating_duration_since(*acked))
+            })
+            .collect();
+        lags.sort();
+        Some((lags, wanted.len()))
+    } else {
+        None
+    };
     let _ = server.kill();
     let _ = server.wait();
+    if let Some((mut broker, _, dir)) = nats {
+        let _ = broker.kill();
+        let _ = broker.wait();
+        let _ = std::fs::remove_dir_all(dir);
+    }
     let t = timings.lock().map_err(|_| "timings lock")?;
     let mut latencies: Vec<Duration> = t
         .acks
@@ -299,5 +381,47 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         peak.trim_start_matches("VmHWM:").trim(),
         server_cpu
     );
+    if let Some((lags, wanted)) = broker_lag {
+        let at = |p: f64| {
+            lags.get(((lags.len() as f64 - 1.0) * p).round() as usize)
+                .copied()
+                .unwrap_or_default()
+                .as_secs_f64()
+                * 1000.0
+        };
+        println!(
+            "published to NATS: ack -> event on the broker p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} of {wanted} actions' events never came",
+            at(0.5),
+            at(0.99),
+            at(1.0),
+            wanted - lags.len()
+        );
+    }
     Ok(())
+}
+
+/// A `nats-server` with JetStream on a free port and a fresh directory: the process, its URL and
+/// the directory.
+async fn start_nats()
+-> Result<(std::process::Child, String, std::path::PathBuf), Box<dyn std::error::Error>> {
+    let binary = std::env::var("UNOFLIP_NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let dir = std::env::temp_dir().join(format!("unoflip-load-nats-{}", std::process::id()));
+    let child = std::process::Command::new(&binary)
+        .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{binary}: {e} (LOAD_PUBLISH needs nats-server)"))?;
+    let url = format!("nats://127.0.0.1:{port}");
+    for _ in 0..200 {
+        if async_nats::connect(url.as_str()).await.is_ok() {
+            return Ok((child, url, dir));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err("nats-server did not come up".into())
 }

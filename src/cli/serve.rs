@@ -230,7 +230,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
                 duplicate_window: args.publish_duplicate_window,
                 start: args.publish_start,
             },
-        );
+        )?;
     }
     let mut live = registry.live_games();
     tokio::spawn(async move {

@@ -26,16 +26,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
+use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::{self, message::PublishMessage, stream};
 use prost::Message as _;
 
 use super::firehose::Projector;
 use super::registry::Registry;
-use crate::store::{Committed, EventStore, StoreError};
+use crate::store::{EventStore, StoreError};
 
-/// Events read from the store and published at a time (their acknowledgements are awaited
-/// together).
-const BATCH: usize = 256;
+/// Events read from the store and published at a time.
+const BATCH: usize = 512;
+
+/// Batches sent whose acknowledgements may still be awaited.
+const IN_FLIGHT: usize = 8;
 
 /// How often a server that does not hold the lease tries to take it, and how often the holder
 /// checks that it still does.
@@ -136,10 +139,22 @@ struct Progress {
 }
 
 /// Starts the publisher; it runs until the server stops.
-pub fn spawn(registry: Arc<Registry>, config: PublishConfig) {
+///
+/// It runs on a thread of its own (with its own single-threaded runtime, which also drives its
+/// NATS connection): on a busy server it gets the share of the CPU of one thread among the
+/// runtime's workers, not that of one task among thousands of streams, and keeps up.
+pub fn spawn(
+    registry: Arc<Registry>,
+    config: PublishConfig,
+) -> Result<std::thread::JoinHandle<()>, std::io::Error> {
     let progress = Arc::new(Progress::default());
     tokio::spawn(watch_lag(registry.clone(), progress.clone()));
-    tokio::spawn(run(registry, config, progress));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name("unoflip-publisher".into())
+        .spawn(move || runtime.block_on(run(registry, config, progress)))
 }
 
 /// Why publishing stopped.
@@ -178,7 +193,7 @@ async fn run(registry: Arc<Registry>, config: PublishConfig, progress: Arc<Progr
     };
     let context = jetstream::ContextBuilder::new()
         .timeout(ACK_TIMEOUT)
-        .max_ack_inflight(BATCH * 2)
+        .max_ack_inflight(BATCH * (IN_FLIGHT + 1))
         .build(client);
     let mut announced_waiting = false;
     loop {
@@ -242,7 +257,10 @@ async fn run(registry: Arc<Registry>, config: PublishConfig, progress: Arc<Progr
     }
 }
 
-/// Publishes while `lease` holds: finds its place, then follows the store.
+/// Publishes while `lease` holds: finds its place, then follows the store. Two halves run
+/// together: one reads, projects and sends (up to [`IN_FLIGHT`] batches ahead), the other
+/// awaits the acknowledgements in order and moves the publisher's place. Either failing ends
+/// both; the next run finds its place again from the stream.
 async fn publish(
     registry: &Arc<Registry>,
     config: &PublishConfig,
@@ -259,25 +277,49 @@ async fn publish(
         Ok(stream) => stream,
         Err(e) => return nats(format!("stream {}: {e}", config.stream)),
     };
-    let (mut position, mut last_id) = match place(&*store, &mut stream, &cursor, config).await {
+    let (start, last_id) = match place(&*store, &mut stream, &cursor, config).await {
         Ok(place) => place,
         Err(stop) => return stop,
     };
-    progress.position.store(position, Ordering::Relaxed);
+    progress.position.store(start, Ordering::Relaxed);
     tracing::info!(
         stream = %config.stream,
-        after_position = position,
+        after_position = start,
         "publisher: publishing to NATS JetStream"
     );
+    let (sent, acks) = tokio::sync::mpsc::channel::<Sent>(IN_FLIGHT);
+    let send = send(registry, context, lease, start, last_id, sent);
+    let acknowledge = acknowledge(registry, &cursor, start, progress, acks);
+    tokio::select! {
+        stop = send => stop,
+        stop = acknowledge => stop,
+    }
+}
+
+/// One batch sent: its acknowledgements to await, and the store position it ends at.
+struct Sent {
+    acks: Vec<PublishAckFuture>,
+    to: u64,
+}
+
+/// Reads the store after `position`, projects, and sends each batch, every message chained to
+/// the one before (`last_id`, the stream's last message, to begin with).
+async fn send(
+    registry: &Arc<Registry>,
+    context: &jetstream::Context,
+    lease: &mut dyn crate::store::Lease,
+    mut position: u64,
+    mut last_id: Option<String>,
+    sent: tokio::sync::mpsc::Sender<Sent>,
+) -> Stop {
+    let store = registry.store().clone();
     let mut projector = Projector::new(usize::MAX);
     let mut wake = registry.appended.subscribe();
     let mut stopping = registry.stopping.subscribe();
     let shared = store.shared();
     let mut checked = Instant::now();
-    let mut saved = (position, Instant::now());
     loop {
         if *stopping.borrow() {
-            let _ = store.save_cursor(&cursor, position).await;
             return Stop::Stopping;
         }
         if checked.elapsed() >= LEASE_POLL {
@@ -291,13 +333,7 @@ async fn publish(
             Ok(batch) => batch,
             Err(e) => return e.into(),
         };
-        if batch.is_empty() {
-            if saved.0 != position {
-                if let Err(e) = store.save_cursor(&cursor, position).await {
-                    return e.into();
-                }
-                saved = (position, Instant::now());
-            }
+        let Some(to) = batch.last().map(|c| c.position) else {
             let poll = if shared { SHARED_POLL } else { LEASE_POLL };
             tokio::select! {
                 _ = wake.changed() => {}
@@ -305,79 +341,82 @@ async fn publish(
                 _ = stopping.wait_for(|s| *s) => {}
             }
             continue;
-        }
-        if let Err(stop) =
-            publish_batch(registry, context, &mut projector, &batch, &mut last_id).await
-        {
-            return stop;
-        }
-        position = batch.last().map_or(position, |c| c.position);
-        progress.position.store(position, Ordering::Relaxed);
-        if saved.1.elapsed() >= SAVE_EVERY {
-            if let Err(e) = store.save_cursor(&cursor, position).await {
-                return e.into();
+        };
+        let mut acks = Vec::with_capacity(batch.len());
+        for committed in &batch {
+            let event = match projector.project(registry, committed).await {
+                Ok(Some(event)) => event,
+                Ok(None) => continue,
+                Err(e) => return e.into(),
+            };
+            let id = message_id(&committed.game, committed.version);
+            let mut headers = HeaderMap::new();
+            headers.insert(HEADER_GAME, committed.game.as_str());
+            headers.insert(HEADER_VERSION, committed.version.to_string().as_str());
+            headers.insert(HEADER_POSITION, committed.position.to_string().as_str());
+            headers.insert(HEADER_EVENT, committed.event.kind());
+            let mut message = PublishMessage::build()
+                .payload(event.encode_to_vec().into())
+                .headers(headers)
+                .message_id(&id);
+            if let Some(before) = &last_id {
+                message = message.expected_last_message_id(before);
             }
-            saved = (position, Instant::now());
+            match context
+                .send_publish(subject(&committed.game), message)
+                .await
+            {
+                Ok(ack) => acks.push(ack),
+                Err(e) => return nats(e),
+            }
+            last_id = Some(id);
+        }
+        position = to;
+        if sent.send(Sent { acks, to }).await.is_err() {
+            // The other half has stopped, and says why.
+            return std::future::pending().await;
         }
     }
 }
 
-/// Projects `batch` and publishes it, every message chained to the one before; returns once
-/// every message is acknowledged.
-async fn publish_batch(
-    registry: &Registry,
-    context: &jetstream::Context,
-    projector: &mut Projector,
-    batch: &[Committed],
-    last_id: &mut Option<String>,
-) -> Result<(), Stop> {
-    let mut pending = Vec::with_capacity(batch.len());
-    let mut expected = last_id.clone();
-    for committed in batch {
-        let projected = match projector.project(registry, committed).await {
-            Ok(projected) => projected,
-            Err(e) => return Err(e.into()),
-        };
-        let Some(event) = projected else {
-            continue;
-        };
-        let id = message_id(&committed.game, committed.version);
-        let mut headers = HeaderMap::new();
-        headers.insert(HEADER_GAME, committed.game.as_str());
-        headers.insert(HEADER_VERSION, committed.version.to_string().as_str());
-        headers.insert(HEADER_POSITION, committed.position.to_string().as_str());
-        headers.insert(HEADER_EVENT, committed.event.kind());
-        let mut message = PublishMessage::build()
-            .payload(event.encode_to_vec().into())
-            .headers(headers)
-            .message_id(&id);
-        if let Some(before) = &expected {
-            message = message.expected_last_message_id(before);
-        }
-        let ack = match context
-            .send_publish(subject(&committed.game), message)
-            .await
-        {
-            Ok(ack) => ack,
-            Err(e) => return Err(nats(e)),
-        };
-        pending.push((id.clone(), ack));
-        expected = Some(id);
-    }
-    for (id, ack) in pending {
-        match ack.await {
-            Ok(ack) => {
-                if ack.duplicate {
-                    registry.metrics.publish_duplicates.inc();
-                } else {
-                    registry.metrics.published.inc();
+/// Awaits the acknowledgements of each batch in order; once a batch is in the stream, moves the
+/// publisher's place to its end (and saves it in the store now and then).
+async fn acknowledge(
+    registry: &Arc<Registry>,
+    cursor: &str,
+    mut saved: u64,
+    progress: &Progress,
+    mut batches: tokio::sync::mpsc::Receiver<Sent>,
+) -> Stop {
+    let store = registry.store().clone();
+    let mut saved_at = Instant::now();
+    loop {
+        let next = tokio::time::timeout(SAVE_EVERY, batches.recv()).await;
+        if let Ok(next) = next {
+            let Some(Sent { acks, to }) = next else {
+                return std::future::pending().await;
+            };
+            for ack in acks {
+                match ack.await {
+                    Ok(ack) if ack.duplicate => {
+                        registry.metrics.publish_duplicates.inc();
+                    }
+                    Ok(_) => {
+                        registry.metrics.published.inc();
+                    }
+                    Err(e) => return nats(e),
                 }
-                *last_id = Some(id);
             }
-            Err(e) => return Err(nats(e)),
+            progress.position.store(to, Ordering::Relaxed);
+        }
+        let at = progress.position.load(Ordering::Relaxed);
+        if at != saved && saved_at.elapsed() >= SAVE_EVERY {
+            if let Err(e) = store.save_cursor(cursor, at).await {
+                return e.into();
+            }
+            (saved, saved_at) = (at, Instant::now());
         }
     }
-    Ok(())
 }
 
 /// Where to go on from: after the stream's last message when it is this store's event (and

@@ -542,3 +542,37 @@ async fn when_the_publishing_server_dies_another_takes_over_with_nothing_lost_or
     };
     check_exactly_once(&mut client, &published, &games).await;
 }
+
+#[test]
+fn a_publish_address_or_stream_name_that_cannot_work_is_refused_at_start() {
+    for (flags, said) in [
+        (vec!["--publish", "http://127.0.0.1:4222"], "--publish"),
+        (
+            vec![
+                "--publish",
+                "nats://127.0.0.1:4222",
+                "--publish-stream",
+                "a.b",
+            ],
+            "--publish-stream",
+        ),
+        (
+            vec![
+                "--publish",
+                "nats://127.0.0.1:4222",
+                "--publish-retention",
+                "forever",
+            ],
+            "--publish-retention",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_unoflip"))
+            .args(["serve", "--store", "memory", "--listen", "127.0.0.1:0"])
+            .args(&flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flags:?} was accepted");
+        assert!(stderr.contains(said), "{flags:?}: {stderr}");
+    }
+}
