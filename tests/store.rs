@@ -207,6 +207,20 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         mine(store.unfinished().await.unwrap()),
         vec![(b.clone(), "{\"b\":1}".to_owned())]
     );
+    // Counting what a reader after a position has still to read, up to a cap.
+    let behind = store.count_after(start, u64::MAX).await.unwrap();
+    let read = read_all(&*store, start, 1000).await.len() as u64;
+    if store.shared() {
+        // Other tests may append to a shared store in between.
+        assert!(behind >= 200 && read >= 200, "{behind} {read}");
+    } else {
+        assert_eq!(behind, read);
+    }
+    assert_eq!(store.count_after(start, 3).await, Ok(3));
+    let last = store.last_position().await.unwrap();
+    if !store.shared() {
+        assert_eq!(store.count_after(last, 10).await, Ok(0));
+    }
     // Cursors: none until saved, then the last one saved, each name its own.
     let (c, d) = (format!("{p}nats:A"), format!("{p}nats:B"));
     assert_eq!(store.cursor(&c).await, Ok(None));

@@ -64,7 +64,7 @@ pub struct Metrics {
     pub firehose_store_reads: Counter,
     /// 1 while this server holds the publisher's lease (`serve --publish`).
     pub publishing: Gauge,
-    /// Store positions the NATS stream is behind the store, while this server publishes.
+    /// Events the NATS stream is behind the store, while this server publishes.
     pub publish_lag: Gauge,
     /// Events published to NATS and acknowledged.
     pub published: Counter,
@@ -177,7 +177,7 @@ impl Metrics {
         );
         registry.register(
             "publish_lag_events",
-            "Store positions the NATS stream is behind the store",
+            "Events stored but not yet in the NATS stream (counted up to a million)",
             metrics.publish_lag.clone(),
         );
         registry.register(

@@ -56,6 +56,9 @@ const SAVE_EVERY: Duration = Duration::from_secs(1);
 /// How often a server following a shared store looks for events without a wake-up.
 const SHARED_POLL: Duration = Duration::from_millis(200);
 
+/// Events counted at most when measuring the lag (a bigger lag shows as this).
+const LAG_CAP: u64 = 1_000_000;
+
 /// How long the publisher may stay behind before it says so in the log (then every as long).
 const LAG_WARNING: Duration = Duration::from_secs(10);
 
@@ -497,8 +500,8 @@ fn stream_config(config: &PublishConfig) -> stream::Config {
     }
 }
 
-/// Every second, while this server holds the lease: how far the stream is behind the store, in
-/// the metrics and, when it stays behind, in the log.
+/// Every second, while this server holds the lease: how many events the stream is behind the
+/// store (up to [`LAG_CAP`]), in the metrics and, when it stays behind, in the log.
 async fn watch_lag(registry: Arc<Registry>, progress: Arc<Progress>) {
     let store = registry.store().clone();
     let mut stopping = registry.stopping.subscribe();
@@ -513,10 +516,10 @@ async fn watch_lag(registry: Arc<Registry>, progress: Arc<Progress>) {
             behind_since = None;
             continue;
         }
-        let Ok(last) = store.last_position().await else {
+        let published = progress.position.load(Ordering::Relaxed);
+        let Ok(lag) = store.count_after(published, LAG_CAP).await else {
             continue;
         };
-        let lag = last.saturating_sub(progress.position.load(Ordering::Relaxed));
         registry
             .metrics
             .publish_lag

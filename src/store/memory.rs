@@ -215,6 +215,15 @@ impl EventStore for MemoryStore {
         Box::pin(async move { Ok(self.lock()?.order.len() as u64) })
     }
 
+    fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64> {
+        // Positions are 1, 2, 3, ...
+        Box::pin(async move {
+            Ok((self.lock()?.order.len() as u64)
+                .saturating_sub(after)
+                .min(cap))
+        })
+    }
+
     fn save_snapshot<'a>(
         &'a self,
         game: &'a str,

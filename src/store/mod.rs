@@ -213,6 +213,10 @@ pub trait EventStore: Send + Sync + 'static {
     /// none): a reader starting after it misses nothing that commits later.
     fn last_position(&self) -> StoreFuture<'_, u64>;
 
+    /// How many events [`EventStore::read_all`] would return after `after`, counting up to
+    /// `cap` at most (how far a reader of the global order is behind, without reading it).
+    fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64>;
+
     /// Keeps `state`, a snapshot of `game` after event `version`, in place of any older one.
     fn save_snapshot<'a>(
         &'a self,

@@ -310,6 +310,23 @@ impl EventStore for PostgresStore {
         })
     }
 
+    fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let (count,): (i64,) = sqlx::query_as(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM unoflip_events
+                 WHERE pos > $1
+                   AND pos < (pg_snapshot_xmin(pg_current_snapshot())::TEXT::BIGINT << 16)
+                 LIMIT $2) AS behind",
+            )
+            .bind(i64::try_from(after).map_err(unavailable)?)
+            .bind(i64::try_from(cap).unwrap_or(i64::MAX))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(u64::try_from(count).unwrap_or(0))
+        })
+    }
+
     fn save_snapshot<'a>(
         &'a self,
         game: &'a str,

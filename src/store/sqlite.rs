@@ -54,6 +54,11 @@ enum Command {
     LastPosition {
         reply: Reply<u64>,
     },
+    CountAfter {
+        after: u64,
+        cap: u64,
+        reply: Reply<u64>,
+    },
     SaveSnapshot {
         game: String,
         version: u64,
@@ -230,6 +235,10 @@ impl EventStore for SqliteStore {
 
     fn last_position(&self) -> StoreFuture<'_, u64> {
         Box::pin(self.ask(|reply| Command::LastPosition { reply }))
+    }
+
+    fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64> {
+        Box::pin(self.ask(move |reply| Command::CountAfter { after, cap, reply }))
     }
 
     fn save_snapshot<'a>(
@@ -505,6 +514,20 @@ fn serve_read(conn: &Connection, command: Command) {
         Command::Record { game, reply } => {
             let _ = reply.send(record(conn, &game));
         }
+        Command::CountAfter { after, cap, reply } => {
+            let count = i64::try_from(after)
+                .map_err(unavailable)
+                .and_then(|after| {
+                    conn.query_row(
+                        "SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE position > ?1 LIMIT ?2)",
+                        params![after, i64::try_from(cap).unwrap_or(i64::MAX)],
+                        |row| row.get::<_, i64>(0),
+                    )
+                    .map_err(unavailable)
+                })
+                .map(|n| u64::try_from(n).unwrap_or(0));
+            let _ = reply.send(count);
+        }
         Command::Request {
             game,
             request,
@@ -649,7 +672,7 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
             Command::ReadAll { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
-            Command::LastPosition { reply } => {
+            Command::LastPosition { reply } | Command::CountAfter { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Record { reply, .. } => {
