@@ -9,11 +9,12 @@
 //!
 //! Exactly once, in order:
 //! - Each message carries `Nats-Msg-Id: <game id>/<version>` (JetStream drops a duplicate within
-//!   the stream's duplicate window) and `Nats-Expected-Last-Msg-Id`: the id of the message
-//!   published before it. JetStream refuses a message unless the stream's last one is the one
+//!   the stream's duplicate window) and `Nats-Expected-Last-Sequence`: the stream sequence the
+//!   message before it got. JetStream refuses a message unless the stream's last one is the one
 //!   before it in the store's order, so the stream always holds a prefix of that order: never a
 //!   gap, never a message twice, even when acknowledgements are lost or two servers briefly
-//!   both publish.
+//!   both publish. (Not `Nats-Expected-Last-Msg-Id`: a restarted nats-server forgets the last
+//!   message id once it is older than the duplicate window, and would refuse every message.)
 //! - Where to go on from is read off the stream itself: the last message's headers name its
 //!   store position. The store keeps a cursor too (saved after acknowledged batches), used when
 //!   the stream's last message is gone (aged out) or is not this store's.
@@ -280,7 +281,7 @@ async fn publish(
         Ok(stream) => stream,
         Err(e) => return nats(format!("stream {}: {e}", config.stream)),
     };
-    let (start, last_id) = match place(&*store, &mut stream, &cursor, config).await {
+    let (start, last_sequence) = match place(&*store, &mut stream, &cursor, config).await {
         Ok(place) => place,
         Err(stop) => return stop,
     };
@@ -291,7 +292,7 @@ async fn publish(
         "publisher: publishing to NATS JetStream"
     );
     let (sent, acks) = tokio::sync::mpsc::channel::<Sent>(IN_FLIGHT);
-    let send = send(registry, context, lease, start, last_id, sent);
+    let send = send(registry, context, lease, start, last_sequence, sent);
     let acknowledge = acknowledge(registry, &cursor, start, progress, acks);
     tokio::select! {
         stop = send => stop,
@@ -306,13 +307,13 @@ struct Sent {
 }
 
 /// Reads the store after `position`, projects, and sends each batch, every message chained to
-/// the one before (`last_id`, the stream's last message, to begin with).
+/// the one before by its stream sequence (`last_sequence`, the stream's last, to begin with).
 async fn send(
     registry: &Arc<Registry>,
     context: &jetstream::Context,
     lease: &mut dyn crate::store::Lease,
     mut position: u64,
-    mut last_id: Option<String>,
+    mut last_sequence: u64,
     sent: tokio::sync::mpsc::Sender<Sent>,
 ) -> Stop {
     let store = registry.store().clone();
@@ -358,13 +359,11 @@ async fn send(
             headers.insert(HEADER_VERSION, committed.version.to_string().as_str());
             headers.insert(HEADER_POSITION, committed.position.to_string().as_str());
             headers.insert(HEADER_EVENT, committed.event.kind());
-            let mut message = PublishMessage::build()
+            let message = PublishMessage::build()
                 .payload(event.encode_to_vec().into())
                 .headers(headers)
-                .message_id(&id);
-            if let Some(before) = &last_id {
-                message = message.expected_last_message_id(before);
-            }
+                .message_id(&id)
+                .expected_last_sequence(last_sequence);
             match context
                 .send_publish(subject(&committed.game), message)
                 .await
@@ -372,7 +371,7 @@ async fn send(
                 Ok(ack) => acks.push(ack),
                 Err(e) => return nats(e),
             }
-            last_id = Some(id);
+            last_sequence += 1;
         }
         position = to;
         if sent.send(Sent { acks, to }).await.is_err() {
@@ -422,14 +421,15 @@ async fn acknowledge(
     }
 }
 
-/// Where to go on from: after the stream's last message when it is this store's event (and
-/// chained to it), else after the store's cursor (or where [`Start`] says).
+/// Where to go on from, and the stream's last sequence (which the next message must follow):
+/// after the stream's last message when it is this store's event, else after the store's cursor
+/// (or where [`Start`] says).
 async fn place(
     store: &dyn EventStore,
     stream: &mut stream::Stream,
     cursor: &str,
     config: &PublishConfig,
-) -> Result<(u64, Option<String>), Stop> {
+) -> Result<(u64, u64), Stop> {
     let info = stream.info().await.map_err(nats)?;
     let (messages, last_sequence) = (info.state.messages, info.state.last_sequence);
     if messages > 0 {
@@ -454,7 +454,7 @@ async fn place(
                             c.position == position && message_id(&c.game, c.version) == id
                         });
                 if ours {
-                    return Ok((position, Some(id)));
+                    return Ok((position, last_sequence));
                 }
                 tracing::warn!(
                     stream = %config.stream,
@@ -469,14 +469,14 @@ async fn place(
         }
     }
     if let Some(saved) = store.cursor(cursor).await? {
-        return Ok((saved, None));
+        return Ok((saved, last_sequence));
     }
     let start = match config.start {
         Start::Beginning => 0,
         Start::Now => store.last_position().await?,
     };
     store.save_cursor(cursor, start).await?;
-    Ok((start, None))
+    Ok((start, last_sequence))
 }
 
 /// The stream as `config` asks for it.

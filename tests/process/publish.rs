@@ -408,7 +408,20 @@ async fn a_broker_away_for_ten_seconds_holds_no_game_back_and_the_stream_catches
     };
     let store = temp_sqlite("publish-away");
     let url = nats.url();
-    let server = Server::start(&store, &["--bot-delay-ms", "10", "--publish", &url]).await;
+    // A short duplicate window: when the broker comes back, the stream's last message is older
+    // than it (a restarted nats-server then no longer knows the last message id).
+    let server = Server::start(
+        &store,
+        &[
+            "--bot-delay-ms",
+            "10",
+            "--publish",
+            &url,
+            "--publish-duplicate-window",
+            "1s",
+        ],
+    )
+    .await;
     let mut client = server.client().await;
     let games = bot_games(&mut client, 3).await;
     until_messages(&nats, STREAM, 100, Duration::from_secs(30)).await;
