@@ -23,58 +23,15 @@ import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from unoflip.v1 import cards_pb2, service_pb2
+from unoflip.v1 import service_pb2
+from unoflip.words import describe_event
 
 SUBJECTS = "unoflip.v1.games.*.events"
 
 
-def face_words(face: cards_pb2.Face) -> str:
-    """`red 5`, `pink skip everyone`, `wild draw color`: a face as players say it."""
-    color = cards_pb2.Color.Name(face.color).removeprefix("COLOR_").lower()
-    kind = cards_pb2.Kind.Name(face.kind).removeprefix("KIND_").lower().replace("_", " ")
-    if kind == "number":
-        kind = str(face.number)
-    return kind if color == "unspecified" else f"{color} {kind}"
-
-
-def card_words(card: cards_pb2.Card) -> str:
-    """Both faces of a card, light first: `red 5 | pink 3` (classic cards have one)."""
-    if card.HasField("dark"):
-        return f"{face_words(card.light)} | {face_words(card.dark)}"
-    return face_words(card.light)
-
-
 def describe(event: service_pb2.GameEvent) -> str:
     """One line for one published event: the game, the event's number, what happened."""
-    e = event.event
-    kind = e.WhichOneof("kind") or "unknown"
-    body = getattr(e, kind, None)
-    if kind == "game_created":
-        o = body.options
-        what = f"created: {o.seats} seats"
-    elif kind == "round_started":
-        what = f"round {body.round} dealt by seat {body.dealer}; first discard {card_words(body.starter)}"
-    elif kind == "turn_started":
-        what = f"seat {body.seat}'s turn"
-    elif kind == "card_played":
-        what = f"seat {body.seat} played {card_words(body.card)}" + (" and called UNO" if body.uno else "")
-    elif kind == "cards_drawn":
-        what = f"seat {body.seat} drew {body.count} card{'s' if body.count != 1 else ''}"
-    elif kind == "color_chosen":
-        what = f"seat {body.seat} chose {cards_pb2.Color.Name(body.color).removeprefix('COLOR_').lower()}"
-    elif kind == "uno_called":
-        what = f"seat {body.seat} called UNO"
-    elif kind == "uno_caught":
-        what = f"seat {body.by} caught seat {body.seat} without UNO"
-    elif kind == "went_out":
-        what = f"seat {body.seat} went out"
-    elif kind == "round_ended":
-        what = "the round ended"
-    elif kind == "match_ended":
-        what = "the match ended; won by seat " + ", ".join(str(s) for s in body.winners)
-    else:
-        what = kind.replace("_", " ")
-    return f"{event.game} #{e.version}: {what}"
+    return f"{event.game} #{event.event.version}: {describe_event(event.event)}"
 
 
 async def follow(
