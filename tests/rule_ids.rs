@@ -1,7 +1,7 @@
 //! Every rule of the rule book is cited by its id in a test that checks it (as `[F-ACT-12]`, not
 //! only inside a range such as `[F-ACT-1..12]`), so that `grep -rw F-ACT-12 tests` finds it.
-//! The rule book is `../shared/RULES.md`, beside the project in CI; a clone without it skips,
-//! saying so.
+//! The rule book is `docs/rules.md`, the project's copy of `../shared/RULES.md`; where that is
+//! beside the project (in CI), the copy must hold it word for word.
 
 use std::path::Path;
 
@@ -48,16 +48,27 @@ fn test_sources(dir: &Path, out: &mut String) {
 #[test]
 fn every_rule_id_is_cited_by_name_in_a_test() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Ok(book) = std::fs::read_to_string(root.join("../shared/RULES.md")) else {
-        eprintln!("SKIPPED: ../shared/RULES.md not found beside the project; nothing to check");
-        return;
-    };
+    let book = std::fs::read_to_string(root.join("docs/rules.md")).expect("docs/rules.md");
     let ids = defined(&book);
     assert!(ids.len() > 50, "the rule book defines {} ids", ids.len());
     let mut tests = String::new();
     test_sources(&root.join("tests"), &mut tests);
     let missing: Vec<&String> = ids.iter().filter(|id| !cites(&tests, id)).collect();
     assert!(missing.is_empty(), "rules no test cites by id: {missing:?}");
+}
+
+#[test]
+fn the_rule_book_in_docs_is_the_shared_one_word_for_word() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(shared) = std::fs::read_to_string(root.join("../shared/RULES.md")) else {
+        eprintln!("SKIPPED: ../shared/RULES.md not found beside the project; nothing to compare");
+        return;
+    };
+    let copy = std::fs::read_to_string(root.join("docs/rules.md")).expect("docs/rules.md");
+    assert!(
+        copy.contains(shared.trim()),
+        "docs/rules.md is not the shared rule book: copy ../shared/RULES.md into it again"
+    );
 }
 
 #[test]

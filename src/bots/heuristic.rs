@@ -1,4 +1,4 @@
-//! The heuristic bot: a rule-aware player that uses only its view (RULES.md V-*): its hand's both
+//! The heuristic bot: a rule-aware player that uses only its view (docs/rules.md V-*): its hand's both
 //! faces, opponents' counts and inactive faces, the draw pile's visible face, the discard pile.
 //!
 //! - UNO: calls it with the play that leaves one card; catches every seat it can.

@@ -1,10 +1,10 @@
-//! The pure game: UNO Flip and classic UNO as RULES.md describes them.
+//! The pure game: UNO Flip and classic UNO as docs/rules.md describes them.
 //!
 //! No I/O, no async, no protobuf. A game is built from a [`Setup`] by [`Game::new`]; a seat's
 //! [`Action`] becomes [`Event`]s through [`decide`] (or [`Game::act`], the same in place), and
 //! [`Game::apply`] folds events into the state, so a game is exactly the fold of its log
 //! ([`Game::replay`]). [`Game::legal_actions`] lists what a seat may do; [`Game::view`] and
-//! [`project`] give each viewer what RULES.md V-* lets it see.
+//! [`project`] give each viewer what docs/rules.md V-* lets it see.
 //!
 //! Where each rule lives:
 //! - `card`, `deck`: faces, colors, point values, the two deck tables [F-DECK], [C-DECK-1].

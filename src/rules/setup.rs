@@ -20,7 +20,7 @@ pub enum Scoring {
     Alternative,
 }
 
-/// The house rules of RULES.md H-*. All off by default.
+/// The house rules of docs/rules.md H-*. All off by default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct HouseRules {
     /// [H-STACK] draw penalties stack.
@@ -42,7 +42,7 @@ pub struct HouseRules {
 }
 
 impl HouseRules {
-    /// The names of the rules switched on, as RULES.md ids.
+    /// The names of the rules switched on, as docs/rules.md ids.
     pub fn enabled(&self) -> Vec<&'static str> {
         [
             (self.stacking, "H-STACK"),
