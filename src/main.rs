@@ -79,7 +79,8 @@ enum Command {
         /// absent.
         #[arg(long)]
         bots: Option<u32>,
-        /// Plain text: no colors, no screen clearing.
+        /// Plain text: no colors, no screen clearing (also when the output is not a terminal,
+        /// or NO_COLOR is set).
         #[arg(long)]
         no_color: bool,
     },
@@ -119,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 classic: matches!(ruleset, RulesetArg::Classic),
                 seats,
                 bots,
-                color: !no_color,
+                color: unoflip::cli::play::colors_wanted(no_color),
             };
             let input = tokio::io::BufReader::new(tokio::io::stdin());
             unoflip::cli::play::run(options, input).await?;

@@ -155,3 +155,79 @@ fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
     play.exp_eof().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `unoflip play`'s command against a server on `port`: seat 0 of three, against two bots.
+fn play_command(port: u16) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_unoflip"));
+    command.args([
+        "play",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--seats",
+        "3",
+    ]);
+    command
+}
+
+#[test]
+fn no_color_or_an_output_that_is_not_a_terminal_gets_plain_text() {
+    let dir = std::env::temp_dir().join(format!("unoflip-play-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let _server = Server::start(port, dir.join("games.sqlite3"));
+
+    // NO_COLOR in a terminal: the table without colors or screen clearing.
+    let mut command = play_command(port);
+    command.env("NO_COLOR", "1");
+    let mut play = rexpect::session::spawn_with_options(
+        command,
+        Options::new()
+            .timeout_ms(Some(30_000))
+            .strip_ansi_escape_codes(false),
+    )
+    .unwrap();
+    let screen = play.exp_string("type a number and Enter").unwrap();
+    assert!(screen.contains("your hand ("), "{screen}");
+    assert!(
+        !screen.contains('\x1b'),
+        "escape codes with NO_COLOR: {screen:?}"
+    );
+    play.send_line("q").unwrap();
+    play.exp_string("Bye.").unwrap();
+
+    // Output to a pipe: plain text too.
+    let mut child = play_command(port)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::{BufRead, Write};
+        let mut seen = String::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("type a number and Enter") {
+                let _ = stdin.write_all(b"q\n");
+            }
+        }
+        seen
+    });
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "play did not quit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seen = reader.join().unwrap();
+    assert!(seen.contains("your hand ("), "{seen}");
+    assert!(seen.contains("Bye."), "{seen}");
+    assert!(!seen.contains('\x1b'), "escape codes in a pipe: {seen:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -184,10 +184,23 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
     }
 }
 
+/// Writes to standard output through `anstream`, which drops colors and screen clearing when
+/// the output is not a terminal or `NO_COLOR` is set.
 fn say(text: &str) {
-    let mut out = std::io::stdout().lock();
+    let mut out = anstream::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// ANSI: erase the screen, cursor to the top left.
+const CLEAR: &str = "\x1b[2J\x1b[H";
+
+/// Whether the table is painted and redrawn: not with `--no-color`, nor when standard output is
+/// not a terminal or `NO_COLOR` is set (`anstream`'s choice, which also honours
+/// `CLICOLOR_FORCE`).
+pub fn colors_wanted(no_color_flag: bool) -> bool {
+    !no_color_flag
+        && anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
 /// What the client knows of the table.
@@ -382,21 +395,22 @@ impl Table {
     }
 
     fn paint(&self, text: &str, color: i32) -> String {
+        use anstyle::{Ansi256Color, AnsiColor, Effects, Style};
         if !self.color {
             return text.to_owned();
         }
-        let code = match pb::Color::try_from(color).unwrap_or(pb::Color::Unspecified) {
-            pb::Color::Red => "31",
-            pb::Color::Yellow => "33",
-            pb::Color::Green => "32",
-            pb::Color::Blue => "34",
-            pb::Color::Pink => "95",
-            pb::Color::Teal => "36",
-            pb::Color::Orange => "38;5;208",
-            pb::Color::Purple => "35",
-            pb::Color::Unspecified => "1",
+        let style = match pb::Color::try_from(color).unwrap_or(pb::Color::Unspecified) {
+            pb::Color::Red => AnsiColor::Red.on_default(),
+            pb::Color::Yellow => AnsiColor::Yellow.on_default(),
+            pb::Color::Green => AnsiColor::Green.on_default(),
+            pb::Color::Blue => AnsiColor::Blue.on_default(),
+            pb::Color::Pink => AnsiColor::BrightMagenta.on_default(),
+            pb::Color::Teal => AnsiColor::Cyan.on_default(),
+            pb::Color::Orange => Ansi256Color(208).on_default(),
+            pb::Color::Purple => AnsiColor::Magenta.on_default(),
+            pb::Color::Unspecified => Style::new().effects(Effects::BOLD),
         };
-        format!("\x1b[{code}m{text}\x1b[0m")
+        format!("{style}{text}{style:#}")
     }
 
     fn dark(&self) -> bool {
@@ -583,7 +597,8 @@ impl Table {
         let v = &self.view;
         let mut out = String::new();
         if self.color {
-            out.push_str("\x1b[2J\x1b[H");
+            // Clear the screen and go home (only on a terminal that takes colors).
+            out.push_str(CLEAR);
         }
         let side = if v.ruleset == pb::Ruleset::Classic as i32 {
             "classic"
