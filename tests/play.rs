@@ -120,9 +120,10 @@ fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
     assert!(first.contains("top discard: "), "{first}");
     assert!(first.contains("your hand ("), "{first}");
     assert!(first.contains("color: "), "{first}");
-    // The opponents' counts and visible (dark) faces, and the numbered legal actions.
-    assert!(first.contains("  seat 1: "), "{first}");
-    assert!(first.contains("  seat 2: "), "{first}");
+    // The opponents' counts and visible (dark) faces, and the numbered legal actions. Seats
+    // are named as on the web page: the server's bots are "bot <seat>".
+    assert!(first.contains("  bot 1: "), "{first}");
+    assert!(first.contains("  bot 2: "), "{first}");
     assert!(first.contains("your move:\r\n  1) "), "{first}");
     // Card colors are painted with ANSI colors, and the screen is redrawn.
     assert!(first.contains("\x1b[2J\x1b[H"), "{first}");
@@ -229,5 +230,84 @@ fn no_color_or_an_output_that_is_not_a_terminal_gets_plain_text() {
     assert!(seen.contains("your hand ("), "{seen}");
     assert!(seen.contains("Bye."), "{seen}");
     assert!(!seen.contains('\x1b'), "escape codes in a pipe: {seen:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_round_result_stays_on_screen_until_enter() {
+    let dir = std::env::temp_dir().join(format!("unoflip-play-round-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let _server = Server::start(port, dir.join("games.sqlite3"));
+    let mut play = rexpect::session::spawn_with_options(
+        play_command(port),
+        Options::new()
+            .timeout_ms(Some(30_000))
+            .strip_ansi_escape_codes(false),
+    )
+    .unwrap();
+    // Take the first action offered until the first round ends: once per event number, since
+    // the same prompt may be drawn again (a line typed ahead would be taken as the Enter).
+    let mut moves = 0;
+    let mut answered = 0;
+    let result = loop {
+        let (screen, said) = play
+            .exp_regex("type a number and Enter|press Enter for the next round")
+            .unwrap();
+        if said.starts_with("press") {
+            break screen;
+        }
+        let event = screen
+            .rsplit("== games/")
+            .next()
+            .and_then(|header| header.split(" event ").nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("the table's event number");
+        if event > answered {
+            answered = event;
+            moves += 1;
+            assert!(moves < 2_000, "no round ended in {moves} moves");
+            play.send_line("1").unwrap();
+        }
+    };
+    let last_screen = result.rsplit("\x1b[2J\x1b[H").next().unwrap();
+    assert!(
+        last_screen.contains("*** round 1 won by "),
+        "the result box: {last_screen}"
+    );
+    // The next round goes on (the bots play until it is this seat's turn), but every screen
+    // drawn meanwhile keeps the result and offers no move, until Enter.
+    let mut held = String::new();
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        match play.try_read() {
+            Some(c) => held.push(c),
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+    assert!(
+        !held.contains("your move:"),
+        "a move offered before Enter: {held}"
+    );
+    for screen in held
+        .split("\x1b[2J\x1b[H")
+        .filter(|s| s.contains("== games/"))
+    {
+        assert!(
+            screen.contains("press Enter for the next round"),
+            "a screen without the result before Enter: {screen}"
+        );
+    }
+    play.send_line("").unwrap();
+    let (after_enter, _) = play.exp_regex("your move:").unwrap();
+    let after_enter = after_enter.rsplit("\x1b[2J\x1b[H").next().unwrap();
+    assert!(
+        !after_enter.contains("press Enter for the next round") && after_enter.contains("round 2"),
+        "{after_enter}"
+    );
+    play.exp_string("type a number and Enter").unwrap();
+    play.send_line("q").unwrap();
+    play.exp_string("Bye.").unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,7 +3,7 @@
 //! the table and offers the legal actions the server lists, by number. When the connection drops
 //! (a server restart, say) it resumes the stream from the last event it saw.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Duration;
@@ -213,6 +213,10 @@ struct Table {
     prompt: Option<pb::Prompt>,
     status: String,
     over: bool,
+    /// How each other seat is called, as the web page calls it: `bot 2`, `Ann 1`, `seat 3`.
+    names: HashMap<u32, String>,
+    /// The result of the round that just ended, shown until the player presses Enter.
+    held: Option<String>,
 }
 
 impl Table {
@@ -226,6 +230,8 @@ impl Table {
             prompt: None,
             status: String::new(),
             over: false,
+            names: HashMap::new(),
+            held: None,
         }
     }
 
@@ -274,7 +280,13 @@ impl Table {
                                         if matches!(kind, E::MatchEnded(_) | E::MatchAbandoned(_) | E::LobbyExpired(_)) {
                                             self.over = true;
                                         }
+                                        if caught_up && matches!(kind, E::RoundStarted(_)) {
+                                            self.load_names(client, seat).await;
+                                        }
                                         let line = self.describe(kind);
+                                        if caught_up && matches!(kind, E::RoundEnded(_)) {
+                                            self.held = Some(line.clone());
+                                        }
                                         self.log.push_back(line);
                                         while self.log.len() > LOG_LINES {
                                             self.log.pop_front();
@@ -287,6 +299,7 @@ impl Table {
                                 S::CaughtUp(_) => {
                                     caught_up = true;
                                     self.status.clear();
+                                    self.load_names(client, seat).await;
                                     self.refresh(client, seat).await;
                                 }
                                 S::Prompt(prompt) => {
@@ -337,6 +350,31 @@ impl Table {
         say(&format!("{}\n", self.status));
     }
 
+    /// Reads who sits where: players' names, and which seats the server plays.
+    async fn load_names(&mut self, client: &mut Client, seat: &Seat) {
+        let request = pb::GetGameRequest {
+            name: seat.game.clone(),
+        };
+        if let Ok(reply) = client.get_game(request).await
+            && let Some(game) = reply.into_inner().game
+        {
+            self.names = game
+                .seats
+                .iter()
+                .map(|s| {
+                    let name = if s.played_by_server {
+                        format!("bot {}", s.seat)
+                    } else if !s.player_name.is_empty() {
+                        format!("{} {}", s.player_name, s.seat)
+                    } else {
+                        format!("seat {}", s.seat)
+                    };
+                    (s.seat, name)
+                })
+                .collect();
+        }
+    }
+
     /// Reloads the view (legal actions included) and draws the table.
     async fn refresh(&mut self, client: &mut Client, seat: &Seat) {
         let request = seat.request(pb::GetViewRequest {
@@ -356,6 +394,11 @@ impl Table {
         if line == "q" || line == "quit" {
             say("Bye. Your seat waits for you (a bot plays it only if you leave).\n");
             return true;
+        }
+        if self.held.take().is_some() {
+            // Enter after a round's result: back to the table.
+            self.render();
+            return false;
         }
         let Some(prompt) = self.prompt.clone() else {
             self.status = "not your move now".into();
@@ -449,11 +492,15 @@ impl Table {
             .map_or_else(|| format!("card #{id}"), |c| self.card(c))
     }
 
+    /// A seat as the web page names it: `you`, `bot 2`, `Ann 1`, `seat 3`.
     fn who(&self, seat: u32) -> String {
         if seat == self.me {
             "you".into()
         } else {
-            format!("seat {seat}")
+            self.names
+                .get(&seat)
+                .cloned()
+                .unwrap_or_else(|| format!("seat {seat}"))
         }
     }
 
@@ -631,14 +678,15 @@ impl Table {
         let turn = if v.turn == self.me {
             "YOUR TURN".to_owned()
         } else {
-            format!("seat {}'s turn", v.turn)
+            format!("{}'s turn", self.who(v.turn))
         };
         let _ = writeln!(out, "{turn}");
         if v.pending_draw > 0 {
             let _ = writeln!(
                 out,
-                "pending penalty: {} cards for seat {}",
-                v.pending_draw, v.turn
+                "pending penalty: {} cards for {}",
+                v.pending_draw,
+                self.who(v.turn)
             );
         }
         for p in &v.players {
@@ -655,8 +703,8 @@ impl Table {
             };
             let _ = writeln!(
                 out,
-                "  seat {}: {} cards{}{}  score {}{flag}",
-                p.seat,
+                "  {}: {} cards{}{}  score {}{flag}",
+                self.who(p.seat),
                 p.card_count,
                 if backs.is_empty() { "" } else { ": " },
                 backs.join(", "),
@@ -686,7 +734,10 @@ impl Table {
                 .collect();
             let _ = writeln!(out, "final scores: {}", totals.join(", "));
         }
-        if let Some(prompt) = &self.prompt {
+        if let Some(result) = &self.held {
+            let _ = writeln!(out, "*** {result} ***");
+            let _ = writeln!(out, "press Enter for the next round");
+        } else if let Some(prompt) = &self.prompt {
             let _ = writeln!(out, "your move:");
             for (i, action) in prompt.legal_actions.iter().enumerate() {
                 let _ = writeln!(out, "  {}) {}", i + 1, self.action(action));
