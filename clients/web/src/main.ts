@@ -198,6 +198,8 @@ class Table {
   private wildCard?: number;
   private readonly names: Map<number, string>;
   private timer = 0;
+  // The last round whose result the player closed: its box stays closed (until the match ends).
+  private closedRound = 0;
 
   constructor(
     private readonly key: SeatKey,
@@ -429,7 +431,8 @@ class Table {
   private renderResult(v: View): void {
     const box = $("#round-result");
     const r = v.lastRound;
-    if (!r) {
+    const over = v.awaiting === Awaiting.MATCH_OVER;
+    if (!r || (!over && r.round <= this.closedRound)) {
       box.hidden = true;
       return;
     }
@@ -444,7 +447,11 @@ class Table {
         el("td", { class: "total" }, String(p.score)),
       ),
     );
-    const over = v.awaiting === Awaiting.MATCH_OVER;
+    const close = el("button", { class: "close", type: "button" }, "Close");
+    close.addEventListener("click", () => {
+      this.closedRound = r.round;
+      box.hidden = true;
+    });
     box.replaceChildren(
       el("h2", {}, over ? `Match over: ${v.winners.map(this.who).join(" and ")} won` : `Round ${r.round}: ${this.who(r.winner)} went out first`),
       r.order.length > 1 ? el("p", {}, `Finishing order: ${r.order.map(this.who).join(", ")}`) : "",
@@ -454,6 +461,7 @@ class Table {
         el("tr", {}, el("th", {}, "Seat"), el("th", {}, "Hand"), el("th", {}, "Points"), el("th", {}, "Total")),
         ...rows,
       ),
+      over ? "" : close,
     );
   }
 

@@ -213,6 +213,37 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     await context.close();
   });
 
+  test("a round's result closes, and stays closed while the next round is played", async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await createGame(page, server.url, { seats: 2, bots: 1, singleRound: false });
+    await page.click("#start");
+    await page.waitForSelector("#table:not([hidden])");
+    for (let i = 0; i < 3000 && !(await page.locator("#round-result").isVisible()); i++) {
+      if (!(await move(page))) await page.waitForTimeout(40);
+    }
+    await page.waitForSelector("#round-result:not([hidden])");
+    const heading = await page.locator("#round-result h2").textContent();
+    if (/Match over/.test(heading)) {
+      // One round reached 500 points: nothing to close (rare with two seats).
+      assert.equal(await page.locator("#round-result button.close").count(), 0);
+    } else {
+      assert.match(heading, /^Round 1: /);
+      await page.click("#round-result button.close");
+      assert.equal(await page.locator("#round-result").isVisible(), false);
+      // Round 2 goes on; the closed result does not come back.
+      await page.waitForFunction(() => /Round 2/.test(document.querySelector("#round")?.textContent ?? ""), null, { timeout: 20000 });
+      for (let i = 0; i < 5; i++) {
+        if (!(await move(page))) await page.waitForTimeout(100);
+        assert.equal(await page.locator("#round-result").isVisible(), false, "the closed result came back");
+      }
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("a second seat sees only what the rules let it see, and a reload keeps the seat", async () => {
     const a = await (await browser.newContext()).newPage();
     const game = await createGame(a, server.url, { seats: 4, bots: 2, timer: 300 });
