@@ -75,6 +75,17 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `command` in a pseudo-terminal, its output kept as it is (escape codes included).
+fn terminal(command: Command) -> PtySession {
+    rexpect::session::spawn_with_options(
+        command,
+        Options::new()
+            .timeout_ms(Some(30_000))
+            .strip_ansi_escape_codes(false),
+    )
+    .unwrap()
+}
+
 /// Waits for the move list and picks the first action; returns the screen before it.
 fn move_first(play: &mut PtySession) -> String {
     let screen = play.exp_string("type a number and Enter").unwrap();
@@ -101,13 +112,7 @@ fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
         "--seats",
         "3",
     ]);
-    let mut play = rexpect::session::spawn_with_options(
-        command,
-        Options::new()
-            .timeout_ms(Some(30_000))
-            .strip_ansi_escape_codes(false),
-    )
-    .unwrap();
+    let mut play = terminal(command);
 
     play.exp_string("seat 0. Come back to this seat with:")
         .unwrap();
@@ -180,13 +185,7 @@ fn no_color_or_an_output_that_is_not_a_terminal_gets_plain_text() {
     // NO_COLOR in a terminal: the table without colors or screen clearing.
     let mut command = play_command(port);
     command.env("NO_COLOR", "1");
-    let mut play = rexpect::session::spawn_with_options(
-        command,
-        Options::new()
-            .timeout_ms(Some(30_000))
-            .strip_ansi_escape_codes(false),
-    )
-    .unwrap();
+    let mut play = terminal(command);
     let screen = play.exp_string("type a number and Enter").unwrap();
     assert!(screen.contains("your hand ("), "{screen}");
     assert!(
@@ -239,13 +238,7 @@ fn a_round_result_stays_on_screen_until_enter() {
     std::fs::create_dir_all(&dir).unwrap();
     let port = free_port();
     let _server = Server::start(port, dir.join("games.sqlite3"));
-    let mut play = rexpect::session::spawn_with_options(
-        play_command(port),
-        Options::new()
-            .timeout_ms(Some(30_000))
-            .strip_ansi_escape_codes(false),
-    )
-    .unwrap();
+    let mut play = terminal(play_command(port));
     // Take the first action offered until the first round ends: once per event number, since
     // the same prompt may be drawn again (a line typed ahead would be taken as the Enter).
     let mut moves = 0;

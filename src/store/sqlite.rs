@@ -307,6 +307,17 @@ impl EventStore for SqliteStore {
     }
 }
 
+/// Answers a write of the batch with its own result, or with the commit's error if the batch
+/// failed to commit.
+fn after_commit<T: Send + 'static>(reply: Reply<T>, result: Result<T, StoreError>) -> Finish {
+    Box::new(move |failed| {
+        let _ = reply.send(match (failed, result) {
+            (Some(e), Ok(_)) => Err(e.clone()),
+            (_, r) => r,
+        });
+    })
+}
+
 /// The writer thread: batches requests and commits their writes together.
 fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
     while let Ok(first) = rx.recv() {
@@ -336,12 +347,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                     reply,
                 } => {
                     let result = append(&mut tx, &game, expected, &bodies, request.as_deref());
-                    done.push(Box::new(move |failed| {
-                        let _ = reply.send(match (failed, result) {
-                            (Some(e), Ok(_)) => Err(e.clone()),
-                            (_, r) => r,
-                        });
-                    }));
+                    done.push(after_commit(reply, result));
                 }
                 Command::SaveGame {
                     game,
@@ -358,12 +364,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                         )
                         .map(|_| ())
                         .map_err(unavailable);
-                    done.push(Box::new(move |failed| {
-                        let _ = reply.send(match (failed, result) {
-                            (Some(e), Ok(())) => Err(e.clone()),
-                            (_, r) => r,
-                        });
-                    }));
+                    done.push(after_commit(reply, result));
                 }
                 Command::SaveSnapshot {
                     game,
@@ -381,12 +382,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                         .map(|_| ())
                         .map_err(unavailable)
                     });
-                    done.push(Box::new(move |failed| {
-                        let _ = reply.send(match (failed, result) {
-                            (Some(e), Ok(())) => Err(e.clone()),
-                            (_, r) => r,
-                        });
-                    }));
+                    done.push(after_commit(reply, result));
                 }
                 Command::SaveCursor {
                     name,
@@ -402,12 +398,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                         .map(|_| ())
                         .map_err(unavailable)
                     });
-                    done.push(Box::new(move |failed| {
-                        let _ = reply.send(match (failed, result) {
-                            (Some(e), Ok(())) => Err(e.clone()),
-                            (_, r) => r,
-                        });
-                    }));
+                    done.push(after_commit(reply, result));
                 }
                 read => reads.push(read),
             }

@@ -463,6 +463,11 @@ async fn a_broker_away_for_ten_seconds_holds_no_game_back_and_the_stream_catches
         metric(&text, "unoflip_publish_lag_events ") > 0.0,
         "the lag is exported while the broker is away:\n{text}"
     );
+    // A publisher behind for 10 s says so in the log.
+    eventually(Duration::from_secs(10), "the lag logged", || async {
+        server.log().contains("the NATS stream is behind the store")
+    })
+    .await;
     // Back: the stream catches up with everything, exactly once.
     nats.restart().await;
     let total = until_finished(&mut client, &games, Duration::from_secs(120)).await;
