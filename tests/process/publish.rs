@@ -594,3 +594,47 @@ fn a_publish_address_or_stream_name_that_cannot_work_is_refused_at_start() {
         assert!(stderr.contains(said), "{flags:?}: {stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_is_created_with_the_name_retention_and_limits_asked_for() {
+    let Some(nats) = Nats::start("config").await else {
+        return;
+    };
+    let url = nats.url();
+    let server = Server::start(
+        "memory",
+        &[
+            "--publish",
+            &url,
+            "--publish-stream",
+            "GAMES_KEPT",
+            "--publish-retention",
+            "interest",
+            "--publish-max-age",
+            "2h",
+            "--publish-max-bytes",
+            "1000000",
+            "--publish-duplicate-window",
+            "30s",
+        ],
+    )
+    .await;
+    eventually(Duration::from_secs(20), "the publisher starts", || async {
+        server
+            .log()
+            .contains("publisher: publishing to NATS JetStream")
+    })
+    .await;
+    let js = jetstream::new(async_nats::connect(url.as_str()).await.unwrap());
+    let mut stream = js.get_stream("GAMES_KEPT").await.unwrap();
+    let config = stream.info().await.unwrap().config.clone();
+    assert_eq!(config.subjects, ["unoflip.v1.games.*.events"]);
+    assert_eq!(
+        config.retention,
+        jetstream::stream::RetentionPolicy::Interest
+    );
+    assert_eq!(config.max_age, Duration::from_secs(7200));
+    assert_eq!(config.max_bytes, 1_000_000);
+    assert_eq!(config.duplicate_window, Duration::from_secs(30));
+    assert_eq!(config.storage, jetstream::stream::StorageType::File);
+}
