@@ -2,6 +2,10 @@
 //! turn it is, on one core. Reports rounds/s and actions/s per ruleset and seat count.
 //!
 //! `cargo bench --bench playout` (set `PLAYOUT_SECONDS` to change the time per case, default 3).
+//!
+//! `PLAYOUT_ROUNDS=n` plays exactly `n` rounds of four-seat UNO Flip instead and prints the
+//! actions taken: run it under `valgrind --tool=callgrind` to count instructions per action,
+//! which, unlike time, does not depend on what else the machine is doing.
 
 use std::time::{Duration, Instant};
 
@@ -14,13 +18,25 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
+    if let Some(rounds) = std::env::var("PLAYOUT_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        let (rounds, actions, elapsed) = run(Ruleset::Flip, 4, Duration::MAX, rounds);
+        println!(
+            "Flip 4 seats: {rounds} rounds, {actions} actions in {:.3} s",
+            elapsed.as_secs_f64()
+        );
+        return;
+    }
     println!(
         "{:<8} {:>5} {:>12} {:>14} {:>12}",
         "ruleset", "seats", "rounds/s", "actions/s", "actions/rnd"
     );
     for ruleset in [Ruleset::Flip, Ruleset::Classic] {
         for seats in [2, 4, 10] {
-            let (rounds, actions, elapsed) = run(ruleset, seats, Duration::from_secs_f64(seconds));
+            let (rounds, actions, elapsed) =
+                run(ruleset, seats, Duration::from_secs_f64(seconds), u64::MAX);
             let secs = elapsed.as_secs_f64();
             println!(
                 "{:<8} {:>5} {:>12.0} {:>14.0} {:>12.1}",
@@ -34,8 +50,9 @@ fn main() {
     }
 }
 
-/// Plays single-round games until `budget` is spent; returns rounds, actions and time taken.
-fn run(ruleset: Ruleset, seats: usize, budget: Duration) -> (u64, u64, Duration) {
+/// Plays single-round games until `budget` is spent or `max_rounds` are played (in hundreds
+/// when timed); returns rounds, actions and time taken.
+fn run(ruleset: Ruleset, seats: usize, budget: Duration, max_rounds: u64) -> (u64, u64, Duration) {
     let mut rng = SmallRng::seed_from_u64(0x0f11b);
     let mut setup = Setup::new(ruleset, seats);
     setup.options = Options {
@@ -43,10 +60,11 @@ fn run(ruleset: Ruleset, seats: usize, budget: Duration) -> (u64, u64, Duration)
         ..Options::default()
     };
     let mut legal: Vec<Action> = Vec::new();
+    let mut events = Vec::new();
     let (mut rounds, mut actions) = (0u64, 0u64);
     let start = Instant::now();
-    while start.elapsed() < budget {
-        for _ in 0..100 {
+    while start.elapsed() < budget && rounds < max_rounds {
+        for _ in 0..100.min(max_rounds) {
             let Ok((mut game, _)) = Game::new(&setup, &mut rng) else {
                 panic!("a default setup is valid");
             };
@@ -54,7 +72,8 @@ fn run(ruleset: Ruleset, seats: usize, budget: Duration) -> (u64, u64, Duration)
                 let seat = game.turn();
                 game.legal_actions_into(seat, &mut legal);
                 let action = legal[rng.random_range(0..legal.len())];
-                if game.act(seat, action, &mut rng).is_err() {
+                events.clear();
+                if game.act_into(seat, action, &mut rng, &mut events).is_err() {
                     panic!("a listed action was refused");
                 }
                 actions += 1;

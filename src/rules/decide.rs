@@ -72,17 +72,30 @@ impl Game {
         action: Action,
         rng: &mut R,
     ) -> Result<Vec<Event>, RuleError> {
+        let mut events = Vec::new();
+        self.act_into(seat, action, rng, &mut events)?;
+        Ok(events)
+    }
+
+    /// [`Game::act`] appending the events to `events`, a buffer the caller reuses: a search's
+    /// playouts allocate next to nothing per action. A refused action appends nothing.
+    pub fn act_into<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        action: Action,
+        rng: &mut R,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleError> {
         if !self.is_legal(seat, action) {
             return Err(self.refusal(seat, action));
         }
-        let mut events = Vec::new();
         let mut exec = Exec {
             game: self,
-            events: &mut events,
+            events,
             rng,
         };
         exec.carry_out(seat, action);
-        Ok(events)
+        Ok(())
     }
 }
 
@@ -163,7 +176,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         } else {
             self.draw_cards(seat, 1, DrawCause::Turn)
         };
-        if drawn.is_empty() {
+        if drawn == 0 {
             let next = self.game.next_seat(seat);
             self.emit(Event::TurnStarted { seat: next });
         }

@@ -3,7 +3,7 @@
 
 use rand::Rng;
 
-use super::card::{CardId, Color, Kind, Seat};
+use super::card::{Color, Kind, Seat};
 use super::decide::Exec;
 use super::event::{DrawCause, Event};
 
@@ -19,8 +19,9 @@ enum Until {
 }
 
 impl<R: Rng + ?Sized> Exec<'_, R> {
-    /// `seat` draws `n` cards (fewer if even a reshuffle cannot supply them, [F-EMPTY-2]).
-    pub(super) fn draw_cards(&mut self, seat: Seat, n: usize, cause: DrawCause) -> Vec<CardId> {
+    /// `seat` draws `n` cards (fewer if even a reshuffle cannot supply them, [F-EMPTY-2]);
+    /// returns how many it drew.
+    pub(super) fn draw_cards(&mut self, seat: Seat, n: usize, cause: DrawCause) -> usize {
         self.draw_until(seat, Until::Count(n), cause)
     }
 
@@ -39,20 +40,28 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         }
     }
 
-    /// [H-DRAWMATCH]: `seat` draws until a card it may play comes, or the cards run out.
-    pub(super) fn draw_to_match(&mut self, seat: Seat) -> Vec<CardId> {
+    /// [H-DRAWMATCH]: `seat` draws until a card it may play comes, or the cards run out; returns
+    /// how many it drew.
+    pub(super) fn draw_to_match(&mut self, seat: Seat) -> usize {
         self.draw_until(seat, Until::Playable, DrawCause::Turn)
     }
 
-    fn draw_until(&mut self, seat: Seat, until: Until, cause: DrawCause) -> Vec<CardId> {
-        let mut all = Vec::new();
+    /// Draws from the top until `until` is met, reshuffling once when the pile runs out; one
+    /// event per stretch drawn before and after the reshuffle. Returns the number of cards.
+    fn draw_until(&mut self, seat: Seat, until: Until, cause: DrawCause) -> usize {
+        let mut drawn = 0;
         let mut reshuffled = false;
         loop {
-            let mut batch = Vec::new();
+            let mut batch = match until {
+                Until::Count(n) => {
+                    Vec::with_capacity(n.saturating_sub(drawn).min(self.game.draw.len()))
+                }
+                _ => Vec::new(),
+            };
             let mut done = false;
             for &card in self.game.draw.iter().rev() {
                 match until {
-                    Until::Count(n) if all.len() + batch.len() >= n => {
+                    Until::Count(n) if drawn + batch.len() >= n => {
                         done = true;
                         break;
                     }
@@ -65,10 +74,10 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                         }
                     }
                     Until::Playable => {
-                        // Counting the cards this draw brought, which are not in the hand yet.
-                        let drawn: Vec<CardId> = all.iter().chain(&batch).copied().collect();
+                        // Counting the cards this stretch brought, which are not in the hand
+                        // yet (earlier stretches are).
                         let playable = self.game.matches(card)
-                            && !self.game.strictly_forbidden(seat, card, &drawn);
+                            && !self.game.strictly_forbidden(seat, card, &batch);
                         batch.push(card);
                         if playable {
                             done = true;
@@ -78,12 +87,12 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                 }
             }
             if let Until::Count(n) = until
-                && all.len() + batch.len() >= n
+                && drawn + batch.len() >= n
             {
                 done = true;
             }
             if !batch.is_empty() {
-                all.extend_from_slice(&batch);
+                drawn += batch.len();
                 self.emit(Event::CardsDrawn {
                     seat,
                     cards: batch,
@@ -91,7 +100,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
                 });
             }
             if done || reshuffled || self.game.discard.len() <= 1 {
-                return all;
+                return drawn;
             }
             self.reshuffle();
             reshuffled = true;

@@ -10,12 +10,16 @@ impl Game {
     /// [F-TURN-2]: `card` matches the top discard: the current color, the same number or symbol,
     /// or a wild. [F-WDRAW-2]: a wild draw is accepted even as a bluff.
     pub fn matches(&self, card: CardId) -> bool {
+        self.matches_on(card, self.top_face().map(|top| top.kind))
+    }
+
+    /// [`Game::matches`] with the top discard's kind looked up once by the caller.
+    #[inline]
+    fn matches_on(&self, card: CardId, top: Option<Kind>) -> bool {
         let face = self.face(card);
-        if face.kind.is_wild() {
-            return true;
-        }
-        face.color.is_some() && face.color == self.color
-            || self.top_face().is_some_and(|top| top.kind == face.kind)
+        face.kind.is_wild()
+            || face.color.is_some() && face.color == self.color
+            || top == Some(face.kind)
     }
 
     /// [H-STACK]: whether `seat` may play `card` on the pending draw card `pending`: the same
@@ -44,8 +48,9 @@ impl Game {
 
     /// Whether `seat` may play `card` now: it matches, and [H-STRICT] does not forbid it (a wild
     /// draw while holding the current color).
-    fn playable(&self, seat: Seat, card: CardId) -> bool {
-        self.matches(card) && !self.strictly_forbidden(seat, card, &[])
+    #[inline]
+    fn playable(&self, seat: Seat, card: CardId, top: Option<Kind>) -> bool {
+        self.matches_on(card, top) && !self.strictly_forbidden(seat, card, &[])
     }
 
     /// [H-STRICT]: a wild draw that F-WDRAW-1 forbids is refused instead of left to a challenge.
@@ -84,6 +89,11 @@ impl Game {
     /// [`Game::legal_actions`] into a buffer the caller reuses.
     pub fn legal_actions_into(&self, seat: Seat, out: &mut Vec<Action>) {
         out.clear();
+        self.list_actions(seat, out);
+    }
+
+    /// Lists every action `seat` may take now into `out`, a list or a search for one action.
+    fn list_actions(&self, seat: Seat, out: &mut impl Sink) {
         if self.phase == Phase::MatchOver || seat >= self.seats {
             return;
         }
@@ -91,7 +101,9 @@ impl Game {
         // for.
         if self.is_out(seat) {
             if seat == self.turn && matches!(self.phase, Phase::ChooseColor { .. }) {
-                out.extend(Color::of_side(self.side).map(|color| Action::ChooseColor { color }));
+                for color in Color::of_side(self.side) {
+                    out.push(Action::ChooseColor { color });
+                }
             }
             return;
         }
@@ -99,11 +111,11 @@ impl Game {
         // may call or catch at any time, and pays two cards when it is wrong.
         if self.options.house.false_uno {
             out.push(Action::CallUno);
-            out.extend(
-                (0..self.seats)
-                    .filter(|&other| other != seat && !self.is_out(other))
-                    .map(|other| Action::Catch { seat: other }),
-            );
+            for other in 0..self.seats {
+                if other != seat && !self.is_out(other) {
+                    out.push(Action::Catch { seat: other });
+                }
+            }
         } else if let Some(exposed) = self.uno_exposed {
             if exposed == seat {
                 out.push(Action::CallUno);
@@ -114,7 +126,7 @@ impl Game {
         if seat != self.turn {
             // [H-JUMP]: a card identical to the top discard, out of turn.
             if self.options.house.jump_in && self.phase == Phase::Play {
-                for &card in self.hand(seat) {
+                for &card in self.candidates(seat, out) {
                     if self.identical_to_top(card) {
                         self.push_plays(seat, card, out);
                     }
@@ -122,10 +134,11 @@ impl Game {
             }
             return;
         }
+        let top = self.top_face().map(|face| face.kind);
         match self.phase {
             Phase::Play => {
-                for &card in self.hand(seat) {
-                    if self.playable(seat, card) {
+                for &card in self.candidates(seat, out) {
+                    if self.playable(seat, card, top) {
                         self.push_plays(seat, card, out);
                         if self.options.house.multi {
                             self.push_many(seat, card, out);
@@ -135,7 +148,9 @@ impl Game {
                 out.push(Action::Draw);
             }
             Phase::PlayDrawn { card } => {
-                if self.playable(seat, card) {
+                if out.only().is_none_or(|only| only == Some(card))
+                    && self.playable(seat, card, top)
+                {
                     self.push_plays(seat, card, out);
                 }
                 out.push(Action::Keep);
@@ -146,11 +161,11 @@ impl Game {
                 }
             }
             Phase::ChooseSwap { .. } => {
-                out.extend(
-                    (0..self.seats)
-                        .filter(|&other| other != seat && !self.is_out(other))
-                        .map(|other| Action::Swap { seat: other }),
-                );
+                for other in 0..self.seats {
+                    if other != seat && !self.is_out(other) {
+                        out.push(Action::Swap { seat: other });
+                    }
+                }
             }
             Phase::Penalty(penalty) => {
                 out.push(Action::Accept);
@@ -163,7 +178,7 @@ impl Game {
                 }
                 // [H-STACK]: pass it on with a draw card of the same symbol.
                 if self.options.house.stacking {
-                    for &card in self.hand(seat) {
+                    for &card in self.candidates(seat, out) {
                         if self.stacks_on(seat, card, penalty.card) {
                             self.push_plays(seat, card, out);
                         }
@@ -174,16 +189,30 @@ impl Game {
         }
     }
 
+    /// The cards of `seat`'s hand whose plays `out` wants: all of them, or the one it looks for.
+    fn candidates(&self, seat: Seat, out: &impl Sink) -> &[CardId] {
+        let hand = self.hand(seat);
+        match out.only() {
+            None => hand,
+            Some(card) => hand
+                .iter()
+                .position(|&c| Some(c) == card)
+                .and_then(|at| hand.get(at..=at))
+                .unwrap_or(&[]),
+        }
+    }
+
     /// The ways to play `card`: one per color for a wild, with and without the UNO call when the
     /// play leaves one card.
-    fn push_plays(&self, seat: Seat, card: CardId, out: &mut Vec<Action>) {
-        let unos: &[bool] = if self.hand(seat).len() == 2 {
-            &[false, true]
-        } else {
-            &[false]
-        };
-        for &uno in unos {
-            if self.face(card).kind.is_wild() {
+    #[inline]
+    fn push_plays(&self, seat: Seat, card: CardId, out: &mut impl Sink) {
+        let uno_due = self.hand(seat).len() == 2;
+        let wild = self.face(card).kind.is_wild();
+        for uno in [false, true] {
+            if uno && !uno_due {
+                break;
+            }
+            if wild {
                 for color in Color::of_side(self.side) {
                     out.push(Action::Play {
                         card,
@@ -204,7 +233,7 @@ impl Game {
     /// [H-MULTI]: every order of two or more identical colored cards starting with `first` (the
     /// last ends on top, and its hidden face differs), with and without the UNO call when the
     /// play leaves one card.
-    fn push_many(&self, seat: Seat, first: CardId, out: &mut Vec<Action>) {
+    fn push_many(&self, seat: Seat, first: CardId, out: &mut impl Sink) {
         let face = self.face(first);
         if face.color.is_none() {
             return;
@@ -237,7 +266,12 @@ impl Game {
 
     /// Whether `seat` may take `action` now.
     pub fn is_legal(&self, seat: Seat, action: Action) -> bool {
-        self.legal_actions(seat).contains(&action)
+        let mut search = Search {
+            action,
+            found: false,
+        };
+        self.list_actions(seat, &mut search);
+        search.found
     }
 
     /// Why `action` is refused for `seat`; call it for actions `legal_actions` does not list.
@@ -373,6 +407,48 @@ impl Game {
             return RuleError::WildDrawForbidden { card };
         }
         RuleError::CardDoesNotMatch { card }
+    }
+}
+
+/// Where [`Game::list_actions`] puts what it finds.
+trait Sink {
+    fn push(&mut self, action: Action);
+
+    /// The card whose plays are wanted, when only one card's are: a search for one action
+    /// skips the other cards of the hand. `Some(None)`: no card's.
+    #[inline]
+    fn only(&self) -> Option<Option<CardId>> {
+        None
+    }
+}
+
+impl Sink for Vec<Action> {
+    #[inline]
+    fn push(&mut self, action: Action) {
+        Vec::push(self, action);
+    }
+}
+
+/// Looks for one action among the legal ones without listing them anywhere: [`Game::is_legal`]
+/// runs on every action, and allocates nothing.
+struct Search {
+    action: Action,
+    found: bool,
+}
+
+impl Sink for Search {
+    #[inline]
+    fn push(&mut self, action: Action) {
+        self.found |= action == self.action;
+    }
+
+    #[inline]
+    fn only(&self) -> Option<Option<CardId>> {
+        Some(match self.action {
+            Action::Play { card, .. } => Some(card),
+            Action::PlayMany { cards, .. } => cards.as_slice().first().copied(),
+            _ => None,
+        })
     }
 }
 

@@ -496,6 +496,7 @@ impl Game {
     }
 
     /// One hand; empty for a seat that is not at the table.
+    #[inline]
     pub fn hand(&self, seat: Seat) -> &[CardId] {
         self.hands.get(seat).map_or(&[], Vec::as_slice)
     }
@@ -525,6 +526,7 @@ impl Game {
     }
 
     /// A card's face on the active side.
+    #[inline]
     pub fn face(&self, card: CardId) -> Face {
         self.deck.face(card, self.side)
     }
