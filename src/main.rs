@@ -51,6 +51,19 @@ enum Command {
         /// Seed of the shuffles and the bots' choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Milliseconds the expert thinks per move.
+        #[arg(long, default_value_t = 50)]
+        expert_ms: u64,
+        /// Playouts the expert makes per move at most (its time still bounds it).
+        #[arg(long)]
+        expert_playouts: Option<u32>,
+        /// The expert ignores the faces the table shows of hidden cards (V-2, V-3) when it
+        /// deals its worlds: to measure what reading them is worth.
+        #[arg(long)]
+        expert_blind: bool,
+        /// Games played at once, one per thread (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Plays a game in the terminal against a server: creates one with bot seats, or joins one.
     Play {
@@ -130,34 +143,57 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             ruleset,
             levels,
             seed,
-        } => arena(games, ruleset, levels, seed)?,
+            expert_ms,
+            expert_playouts,
+            expert_blind,
+            jobs,
+        } => {
+            let think = unoflip::bots::Think {
+                time: std::time::Duration::from_millis(expert_ms),
+                playouts: expert_playouts.unwrap_or(u32::MAX),
+                knowledge: if expert_blind {
+                    unoflip::rules::Knowledge::Counts
+                } else {
+                    unoflip::rules::Knowledge::Backs
+                },
+            };
+            let jobs = jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            arena(
+                ArenaConfig {
+                    ruleset: match ruleset {
+                        RulesetArg::Flip => Ruleset::Flip,
+                        RulesetArg::Classic => Ruleset::Classic,
+                    },
+                    levels,
+                    games,
+                    seed,
+                    think,
+                    jobs,
+                },
+                expert_blind,
+            )?
+        }
         Command::Serve(args) => serve::run(*args).await?,
     }
     Ok(())
 }
 
 /// Runs the arena with a progress bar on stderr and prints the table on stdout.
-fn arena(
-    games: usize,
-    ruleset: RulesetArg,
-    levels: Vec<Level>,
-    seed: u64,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let ruleset = match ruleset {
-        RulesetArg::Flip => Ruleset::Flip,
-        RulesetArg::Classic => Ruleset::Classic,
-    };
+fn arena(config: ArenaConfig, blind: bool) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let ArenaConfig {
+        ruleset,
+        games,
+        seed,
+        ..
+    } = config;
+    let levels = config.levels.clone();
     let bar = indicatif::ProgressBar::new(games as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games, {per_sec}, eta {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let config = ArenaConfig {
-        ruleset,
-        levels: levels.clone(),
-        games,
-        seed,
-    };
     let report = arena::run(&config, |done| {
         if done % 100 == 0 || done == games {
             bar.set_position(done as u64);
@@ -166,9 +202,25 @@ fn arena(
     bar.finish_and_clear();
     let names: Vec<&str> = levels.iter().map(|l| l.name()).collect();
     println!(
-        "{games} games of {ruleset:?}, seats {} (rotated), seed {seed}",
-        names.join(",")
+        "{games} games of {ruleset:?}, seats {} (rotated), seed {seed}, {} jobs",
+        names.join(","),
+        config.jobs
     );
+    if levels.contains(&Level::Expert) {
+        println!(
+            "expert: {} ms per move{}{}",
+            config.think.time.as_millis(),
+            match config.think.playouts {
+                u32::MAX => String::new(),
+                n => format!(", at most {n} playouts"),
+            },
+            if blind {
+                ", blind to the backs (V-2, V-3 ignored)"
+            } else {
+                ""
+            }
+        );
+    }
     println!(
         "{:<10} {:>10} {:>9} {:>19} {:>10} {:>21}",
         "level", "seat-games", "win rate", "95% CI", "avg score", "95% CI"

@@ -5,7 +5,7 @@ mod common;
 use common::Table;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use unoflip::bots::{self, Level};
+use unoflip::bots::{self, Level, Think};
 use unoflip::cli::arena::{self, ArenaConfig};
 use unoflip::rules::{Ruleset, Viewer};
 
@@ -28,6 +28,8 @@ fn bots_finish_thousands_of_games_of_both_rulesets_with_any_seat_count() {
                 levels,
                 games: 120,
                 seed: seats as u64,
+                think: Think::for_playouts(20),
+                jobs: 2,
             };
             let report = arena::run(&config, |_| {}).unwrap();
             let wins: u64 = report.levels.iter().map(|l| l.wins).sum();
@@ -54,6 +56,8 @@ fn the_heuristic_bot_beats_three_random_bots_well_above_a_fair_share() {
             ],
             games: 2000,
             seed: 42,
+            think: Think::default(),
+            jobs: 2,
         };
         let report = arena::run(&config, |_| {}).unwrap();
         let heuristic = report
@@ -105,14 +109,19 @@ fn a_bot_chooses_the_same_action_when_only_hidden_cards_differ() {
     );
     for level in Level::ALL {
         for seed in 0..20 {
-            let a = bots::choose(
+            // A searching bot thinks for a number of playouts, not a time, so that both
+            // searches are the same.
+            let think = Think::for_playouts(50);
+            let a = bots::choose_thinking(
                 level,
                 &one.view(Viewer::Seat(1)),
+                think,
                 &mut SmallRng::seed_from_u64(seed),
             );
-            let b = bots::choose(
+            let b = bots::choose_thinking(
                 level,
                 &other.view(Viewer::Seat(1)),
+                think,
                 &mut SmallRng::seed_from_u64(seed),
             );
             assert_eq!(a, b, "{level:?}");

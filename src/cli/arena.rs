@@ -1,11 +1,16 @@
 //! The arena: games between bot levels in process, with seats rotated so that no level keeps the
 //! advantage of a seat, and each level's round win rate and average score with 95% confidence
-//! intervals.
+//! intervals. Games are played on `jobs` threads, one game per thread at a time; each game's
+//! shuffles and choices come from its own seed (the arena's seed and the game's number), so the
+//! results do not depend on the number of threads.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use crate::bots::{self, Level};
+use crate::bots::{self, Level, Think};
 use crate::rules::{Game, Options, Ruleset, Setup, SetupError, Viewer};
 
 /// What to play.
@@ -19,6 +24,10 @@ pub struct ArenaConfig {
     pub games: usize,
     /// Seed of the games' shuffles and the bots' choices.
     pub seed: u64,
+    /// How long searching bots think per move.
+    pub think: Think,
+    /// Threads playing games at once (at least one).
+    pub jobs: usize,
 }
 
 /// One level's results.
@@ -72,6 +81,45 @@ pub fn wilson(wins: u64, n: u64) -> (f64, f64) {
     )
 }
 
+/// One finished game: for each seat, its level, whether it won and its points.
+type Outcome = Vec<(Level, bool, f64)>;
+
+/// Plays game number `g`: seats rotated by `g`, its own seed.
+fn play_one(config: &ArenaConfig, setup: &Setup, g: usize) -> Result<Outcome, SetupError> {
+    let seats = config.levels.len();
+    let mut rng = SmallRng::seed_from_u64(
+        config
+            .seed
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(g as u64),
+    );
+    let (mut game, _) = Game::new(setup, &mut rng)?;
+    let level_of = |seat: usize| config.levels[(seat + g) % seats];
+    // Only the seat to move acts; its view lists its UNO call and any catch it may make.
+    let mut steps = 0;
+    while !game.is_over() && steps < 100_000 {
+        steps += 1;
+        let seat = game.turn();
+        let view = game.view(Viewer::Seat(seat));
+        let Some(action) = bots::choose_thinking(level_of(seat), &view, config.think, &mut rng)
+        else {
+            break;
+        };
+        if game.act(seat, action, &mut rng).is_err() {
+            break;
+        }
+    }
+    let Some(result) = game.last_round() else {
+        return Ok(Vec::new());
+    };
+    Ok((0..seats)
+        .map(|seat| {
+            let points = f64::from(result.points.get(seat).copied().unwrap_or(0));
+            (level_of(seat), result.winner == seat, points)
+        })
+        .collect())
+}
+
 /// Plays the arena; `progress` is told how many games are done.
 pub fn run(
     config: &ArenaConfig,
@@ -93,39 +141,40 @@ pub fn run(
         }
     }
     let mut tallies = vec![Tally::default(); distinct.len()];
-    let mut rng = SmallRng::seed_from_u64(config.seed);
-    for g in 0..config.games {
-        let (mut game, _) = Game::new(&setup, &mut rng)?;
-        let level_of = |seat: usize| config.levels[(seat + g) % seats];
-        // Only the seat to move acts; its view lists its UNO call and any catch it may make.
-        let mut steps = 0;
-        while !game.is_over() && steps < 100_000 {
-            steps += 1;
-            let seat = game.turn();
-            let view = game.view(Viewer::Seat(seat));
-            let Some(action) = bots::choose(level_of(seat), &view, &mut rng) else {
-                break;
-            };
-            if game.act(seat, action, &mut rng).is_err() {
-                break;
-            }
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = mpsc::channel::<Result<Outcome, SetupError>>();
+    std::thread::scope(|scope| -> Result<(), SetupError> {
+        for _ in 0..config.jobs.max(1) {
+            let sender = sender.clone();
+            let (next, setup) = (&next, &setup);
+            scope.spawn(move || {
+                loop {
+                    let g = next.fetch_add(1, Ordering::Relaxed);
+                    if g >= config.games {
+                        return;
+                    }
+                    if sender.send(play_one(config, setup, g)).is_err() {
+                        return;
+                    }
+                }
+            });
         }
-        if let Some(result) = game.last_round() {
-            for seat in 0..seats {
-                let i = distinct
-                    .iter()
-                    .position(|&l| l == level_of(seat))
-                    .unwrap_or(0);
+        drop(sender);
+        let mut done = 0;
+        for outcome in receiver {
+            for (level, won, points) in outcome? {
+                let i = distinct.iter().position(|&l| l == level).unwrap_or(0);
                 let t = &mut tallies[i];
-                let points = f64::from(result.points.get(seat).copied().unwrap_or(0));
                 t.seat_games += 1;
-                t.wins += u64::from(result.winner == seat);
+                t.wins += u64::from(won);
                 t.score += points;
                 t.score_sq += points * points;
             }
+            done += 1;
+            progress(done);
         }
-        progress(g + 1);
-    }
+        Ok(())
+    })?;
     let levels = distinct
         .into_iter()
         .zip(tallies)

@@ -79,6 +79,11 @@ pub struct ServeArgs {
     /// Milliseconds a bot waits before each move, so that people can follow the game.
     #[arg(long, env = "UNOFLIP_BOT_DELAY_MS", default_value_t = 800)]
     pub bot_delay_ms: u64,
+    /// Milliseconds an expert bot thinks per move, unless its game says (GameOptions.bot_think_ms);
+    /// 1..2000.
+    #[arg(long, env = "UNOFLIP_BOT_THINK_MS", default_value_t = 50,
+          value_parser = clap::value_parser!(u64).range(1..=2000))]
+    pub bot_think_ms: u64,
     /// Requests per second one client address may send, across all of its connections, in
     /// bursts of as many (0: no limit). Over it: RESOURCE_EXHAUSTED / RATE_LIMITED.
     #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
@@ -176,6 +181,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
             keep_finished: args.keep_finished,
             lobby_ttl: args.lobby_ttl,
             abandon_after: args.abandon_after,
+            bot_think: Duration::from_millis(args.bot_think_ms),
         },
     };
     let limits = Limits {

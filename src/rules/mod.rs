@@ -15,7 +15,8 @@
 //! - `effect`: action cards, the flip, the first discard, the end of a round and scoring
 //!   [F-ACT], [F-FLIP], [F-START], [F-END], [C-*].
 //! - `draw`: draws, drawing until a color, reshuffles [F-ACT-11], [F-EMPTY].
-//! - `state`: the state and `apply`; `event`: the events; `view`: views and projections [V].
+//! - `state`: the state and `apply`; `event`: the events; `view`: views and projections [V];
+//!   `world`: worlds a seat's view allows, for search bots.
 //! - House rules [H], switched on in `setup`'s `HouseRules`: what may be played in `legal`
 //!   ([H-STRICT], [H-JUMP], [H-STACK], [H-MULTI], [H-FALSEUNO]); what a play does in `effect`
 //!   ([H-SEVEN0], [H-STACK], [H-MULTI], [H-LAST]); [H-DRAWMATCH] in `draw`; false calls and
@@ -33,6 +34,7 @@ mod setup;
 mod snapshot;
 mod state;
 mod view;
+mod world;
 
 pub use action::{Action, Cards, MAX_TOGETHER, RuleError};
 pub use card::{BySide, CardId, Color, Face, FaceParseError, Kind, Seat, Side};
@@ -48,3 +50,4 @@ pub use state::{Direction, Game, Penalty, Phase, ReplayError, RoundResult};
 pub use view::{
     Awaiting, CardView, PlayerView, RoundSummary, SeenEvent, View, Viewer, project, project_lobby,
 };
+pub use world::Knowledge;

@@ -23,6 +23,7 @@ pub fn new_game(o: &pb::GameOptions) -> Result<NewGame, ServiceError> {
         deck_order: o.deck_order.clone(),
         bot_seats: o.bot_seats.clone(),
         bot_level: bot_level_from(o.bot_level)?,
+        bot_think: bot_think_from(o.bot_think_ms)?,
         turn_timer: (o.turn_timer_seconds > 0)
             .then(|| std::time::Duration::from_secs(u64::from(o.turn_timer_seconds))),
     })
@@ -60,7 +61,9 @@ pub fn shown_options(lobby: &Lobby) -> pb::GameOptions {
         bot_level: match lobby.bot_level {
             crate::bots::Level::Random => pb::BotLevel::Random,
             crate::bots::Level::Heuristic => pb::BotLevel::Heuristic,
+            crate::bots::Level::Expert => pb::BotLevel::Expert,
         } as i32,
+        bot_think_ms: lobby.bot_think_ms,
     }
 }
 
@@ -270,11 +273,27 @@ pub fn bot_level_from(value: i32) -> Result<crate::bots::Level, ServiceError> {
             Ok(crate::bots::Level::Heuristic)
         }
         Ok(pb::BotLevel::Random) => Ok(crate::bots::Level::Random),
+        Ok(pb::BotLevel::Expert) => Ok(crate::bots::Level::Expert),
         Err(_) => Err(ServiceError::invalid(
             "UNKNOWN_BOT_LEVEL",
             format!("options.bot_level: no bot level {value}"),
         )),
     }
+}
+
+/// `GameOptions.bot_think_ms` to domain: `None` for the server's default.
+pub fn bot_think_from(ms: u32) -> Result<Option<std::time::Duration>, ServiceError> {
+    let think = std::time::Duration::from_millis(u64::from(ms));
+    if think > crate::bots::MAX_THINK {
+        return Err(ServiceError::invalid(
+            "BOT_THINK_TOO_LONG",
+            format!(
+                "options.bot_think_ms: {ms} ms is more than the {} ms a bot may think per move",
+                crate::bots::MAX_THINK.as_millis()
+            ),
+        ));
+    }
+    Ok((ms > 0).then_some(think))
 }
 
 /// Protobuf scoring options to domain `Options` (target 0 means the default).

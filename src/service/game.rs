@@ -52,6 +52,8 @@ pub struct Lifecycle {
     pub lobby_ttl: Duration,
     /// How long a started game may go with no move but the server's.
     pub abandon_after: Duration,
+    /// How long a searching bot thinks per move when its game does not say.
+    pub bot_think: Duration,
 }
 
 impl Default for Lifecycle {
@@ -61,6 +63,7 @@ impl Default for Lifecycle {
             keep_finished: Duration::from_secs(600),
             lobby_ttl: Duration::from_secs(3600),
             abandon_after: Duration::from_secs(600),
+            bot_think: bots::DEFAULT_THINK,
         }
     }
 }
@@ -855,7 +858,35 @@ impl Live {
             return Ok(false);
         };
         let view = game.view(Viewer::Seat(seat));
-        let Some(action) = bots::choose(self.lobby.bot_level, &view, &mut self.rng) else {
+        let level = self.lobby.bot_level;
+        let action = if level.searches() {
+            // A search takes its time: on a blocking thread, not on the runtime's. The game
+            // waits for it as it waits for a person; nothing else can move this seat meanwhile.
+            let think = bots::Think::for_time(match self.lobby.bot_think_ms {
+                0 => self.lifecycle.bot_think,
+                ms => Duration::from_millis(u64::from(ms)).min(bots::MAX_THINK),
+            });
+            let mut rng = StdRng::from_rng(&mut self.rng);
+            let search = tokio::task::spawn_blocking(move || {
+                bots::choose_thinking(level, &view, think, &mut rng)
+            });
+            match search.await {
+                Ok(action) => action,
+                // The search panicked (a bug): the seat is played by the heuristic instead of
+                // stopping the game.
+                Err(e) => {
+                    tracing::error!(game = %self.name, "the expert bot failed: {e}");
+                    let view = game.view(Viewer::Seat(seat));
+                    bots::choose(bots::Level::Heuristic, &view, &mut self.rng)
+                }
+            }
+        } else {
+            bots::choose(level, &view, &mut self.rng)
+        };
+        let Some(action) = action else {
+            return Ok(false);
+        };
+        let Some(game) = self.game.as_ref() else {
             return Ok(false);
         };
         let events = decide(game, seat, action, &mut self.rng)?;

@@ -60,6 +60,9 @@ pub struct Lobby {
     pub timer: Option<Duration>,
     /// The level of the server's bots.
     pub bot_level: Level,
+    /// Milliseconds its searching bots think per move; 0: the server's default.
+    #[serde(default)]
+    pub bot_think_ms: u32,
     /// The seats the server played from the start.
     #[serde(default)]
     pub bot_seats: Vec<Seat>,

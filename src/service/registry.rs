@@ -74,6 +74,8 @@ pub struct NewGame {
     pub bot_seats: Vec<u32>,
     /// The level of its bots.
     pub bot_level: Level,
+    /// How long its searching bots think per move (`None`: the server's default).
+    pub bot_think: Option<Duration>,
     /// The turn timer.
     pub turn_timer: Option<Duration>,
 }
@@ -498,6 +500,9 @@ impl Registry {
             setup,
             timer: new.turn_timer,
             bot_level: new.bot_level,
+            bot_think_ms: new
+                .bot_think
+                .map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
             seats: (0..seats)
                 .map(|seat| {
                     let bot = bot_seats.contains(&seat);
