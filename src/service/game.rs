@@ -202,6 +202,16 @@ struct Live {
     store_version: watch::Receiver<u64>,
     appended: Arc<watch::Sender<u64>>,
     metrics: Arc<Metrics>,
+    /// A searching bot's move being thought on a blocking thread; the game goes on answering
+    /// commands meanwhile, and plays the answer if nothing moved in between.
+    search: Option<Search>,
+}
+
+/// A bot's search under way: for which seat, from which version, and where its answer comes.
+struct Search {
+    seat: Seat,
+    version: u64,
+    answer: oneshot::Receiver<Option<Action>>,
 }
 
 /// Starts the task of a game from its record and its log; returns its handle.
@@ -250,6 +260,7 @@ pub(crate) fn spawn(
         appended: hooks.appended,
         metrics: hooks.metrics,
         lifecycle,
+        search: None,
     };
     if live.status() == Status::Playing {
         live.deadline = live.lobby.timer.map(|t| now + t);
@@ -356,6 +367,12 @@ impl Live {
                     }
                 }
                 () = sleep => self.on_clock().await,
+                answer = async {
+                    match self.search.as_mut() {
+                        Some(search) => (&mut search.answer).await,
+                        None => std::future::pending().await,
+                    }
+                } => self.on_search(answer).await,
             }
             self.settle().await;
         }
@@ -386,7 +403,10 @@ impl Live {
     /// After anything happened: plays the server's seats that are due, schedules the next, and
     /// sets the keep time of a game that is over.
     async fn settle(&mut self) {
-        if self.server_seat_to_move().is_none() {
+        if self.search.is_some() {
+            // A bot is thinking: its answer is the next server move.
+            self.bot_at = None;
+        } else if self.server_seat_to_move().is_none() {
             self.bot_at = None;
         } else if self.lifecycle.bot_delay.is_zero() {
             for _ in 0..SERVER_MOVES_PER_TURN {
@@ -401,8 +421,12 @@ impl Live {
                     }
                 }
             }
-            // Still more to play: let waiting commands in first, then go on at once.
-            self.bot_at = self.server_seat_to_move().map(|_| Instant::now());
+            // Still more to play: let waiting commands in first, then go on at once (unless a
+            // bot is thinking, which wakes the task when it answers).
+            self.bot_at = self
+                .server_seat_to_move()
+                .filter(|_| self.search.is_none())
+                .map(|_| Instant::now());
         } else if self.bot_at.is_none() {
             self.bot_at = Some(Instant::now() + self.lifecycle.bot_delay);
         }
@@ -857,35 +881,75 @@ impl Live {
         let Some(game) = self.game.as_ref() else {
             return Ok(false);
         };
-        let view = game.view(Viewer::Seat(seat));
         let level = self.lobby.bot_level;
-        let action = if level.searches() {
-            // A search takes its time: on a blocking thread, not on the runtime's. The game
-            // waits for it as it waits for a person; nothing else can move this seat meanwhile.
-            let think = bots::Think::for_time(match self.lobby.bot_think_ms {
-                0 => self.lifecycle.bot_think,
-                ms => Duration::from_millis(u64::from(ms)).min(bots::MAX_THINK),
-            });
-            let mut rng = StdRng::from_rng(&mut self.rng);
-            let search = tokio::task::spawn_blocking(move || {
-                bots::choose_thinking(level, &view, think, &mut rng)
-            });
-            match search.await {
-                Ok(action) => action,
-                // The search panicked (a bug): the seat is played by the heuristic instead of
-                // stopping the game.
-                Err(e) => {
-                    tracing::error!(game = %self.name, "the expert bot failed: {e}");
-                    let view = game.view(Viewer::Seat(seat));
-                    bots::choose(bots::Level::Heuristic, &view, &mut self.rng)
-                }
-            }
-        } else {
-            bots::choose(level, &view, &mut self.rng)
-        };
-        let Some(action) = action else {
+        if level.searches() {
+            self.start_search(seat);
+            return Ok(false);
+        }
+        let view = game.view(Viewer::Seat(seat));
+        let Some(action) = bots::choose(level, &view, &mut self.rng) else {
             return Ok(false);
         };
+        self.server_move(seat, action).await
+    }
+
+    /// Starts a searching bot's move for `seat` on a blocking thread (searches take their time,
+    /// [`bots::Think`]); [`Live::on_search`] plays its answer.
+    fn start_search(&mut self, seat: Seat) {
+        let Some(game) = self.game.as_ref() else {
+            return;
+        };
+        let view = game.view(Viewer::Seat(seat));
+        let level = self.lobby.bot_level;
+        let think = bots::Think::for_time(match self.lobby.bot_think_ms {
+            0 => self.lifecycle.bot_think,
+            ms => Duration::from_millis(u64::from(ms)).min(bots::MAX_THINK),
+        });
+        let mut rng = StdRng::from_rng(&mut self.rng);
+        let (reply, answer) = oneshot::channel();
+        tokio::task::spawn_blocking(move || {
+            // Nobody waits any more when the game left memory meanwhile.
+            let _ = reply.send(bots::choose_thinking(level, &view, think, &mut rng));
+        });
+        self.search = Some(Search {
+            seat,
+            version: self.log.len(),
+            answer,
+        });
+    }
+
+    /// A bot's search answered: its move is played if the game is where the search started
+    /// (otherwise the next settle thinks again).
+    async fn on_search(&mut self, answer: Result<Option<Action>, oneshot::error::RecvError>) {
+        let Some(search) = self.search.take() else {
+            return;
+        };
+        if search.version != self.log.len() || self.server_seat_to_move() != Some(search.seat) {
+            return;
+        }
+        let action = match answer {
+            Ok(action) => action,
+            // The search panicked (a bug): the heuristic plays this move rather than nobody.
+            Err(_) => {
+                tracing::error!(game = %self.name, "the expert bot failed; the heuristic moves");
+                let Some(game) = self.game.as_ref() else {
+                    return;
+                };
+                let view = game.view(Viewer::Seat(search.seat));
+                bots::choose(bots::Level::Heuristic, &view, &mut self.rng)
+            }
+        };
+        let Some(action) = action else {
+            return;
+        };
+        if let Err(e) = self.server_move(search.seat, action).await {
+            tracing::warn!(game = %self.name, error = %e, "server move failed");
+            self.bot_at = Some(Instant::now() + Duration::from_millis(100));
+        }
+    }
+
+    /// Commits `action` of the server-played `seat`. Returns whether a move was made.
+    async fn server_move(&mut self, seat: Seat, action: Action) -> Result<bool, ServiceError> {
         let Some(game) = self.game.as_ref() else {
             return Ok(false);
         };

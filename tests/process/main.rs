@@ -7,6 +7,7 @@ mod cancelled;
 #[path = "../common/mod.rs"]
 mod common;
 mod edge;
+mod expert;
 mod fuzz;
 mod harness;
 mod leave;
