@@ -92,6 +92,9 @@ enum Command {
         /// absent.
         #[arg(long)]
         bots: Option<u32>,
+        /// How the bots of a created game play: random, heuristic or expert.
+        #[arg(long, default_value = "heuristic")]
+        bot_level: Level,
         /// Plain text: no colors, no screen clearing (also when the output is not a terminal,
         /// or NO_COLOR is set).
         #[arg(long)]
@@ -122,6 +125,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             ruleset,
             seats,
             bots,
+            bot_level,
             no_color,
         } => {
             let options = unoflip::cli::play::PlayOptions {
@@ -133,6 +137,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 classic: matches!(ruleset, RulesetArg::Classic),
                 seats,
                 bots,
+                bot_level,
                 color: unoflip::cli::play::colors_wanted(no_color),
             };
             let input = tokio::io::BufReader::new(tokio::io::stdin());

@@ -111,9 +111,14 @@ fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
         "tester",
         "--seats",
         "3",
+        "--bot-level",
+        "expert",
     ]);
     let mut play = terminal(command);
 
+    // The bots play at the level asked for (the search bot, thinking on the server).
+    play.exp_regex("Created games/[^ ]+ with 2 expert bots.")
+        .unwrap();
     play.exp_string("seat 0. Come back to this seat with:")
         .unwrap();
     let first = move_first(&mut play);

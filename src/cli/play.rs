@@ -45,6 +45,8 @@ pub struct PlayOptions {
     pub seats: u32,
     /// Bot seats of a created game (the last ones); `seats - 1` when absent.
     pub bots: Option<u32>,
+    /// How the bots of a created game play.
+    pub bot_level: crate::bots::Level,
     /// Card colors as ANSI colors.
     pub color: bool,
 }
@@ -125,9 +127,14 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
                 } as i32,
                 seats: options.seats,
                 bot_seats: (first_bot..options.seats).collect(),
+                bot_level: match options.bot_level {
+                    crate::bots::Level::Random => pb::BotLevel::Random,
+                    crate::bots::Level::Heuristic => pb::BotLevel::Heuristic,
+                    crate::bots::Level::Expert => pb::BotLevel::Expert,
+                } as i32,
                 ..Default::default()
             };
-            client
+            let name = client
                 .create_game(pb::CreateGameRequest {
                     options: Some(game_options),
                 })
@@ -136,7 +143,15 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
                 .into_inner()
                 .game
                 .ok_or("the server sent no game")?
-                .name
+                .name;
+            if bots > 0 {
+                say(&format!(
+                    "Created {name} with {bots} {} bot{}.\n",
+                    options.bot_level.name(),
+                    if bots == 1 { "" } else { "s" }
+                ));
+            }
+            name
         }
     };
     let joined = client

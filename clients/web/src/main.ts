@@ -101,7 +101,7 @@ async function createGame(): Promise<void> {
         ruleset: $<HTMLSelectElement>("#ruleset").value === "classic" ? Ruleset.CLASSIC : Ruleset.FLIP,
         seats,
         botSeats: Array.from({ length: Math.min(bots, seats - 1) }, (_, i) => seats - 1 - i),
-        botLevel: BotLevel.HEURISTIC,
+        botLevel: BOT_LEVELS[$<HTMLSelectElement>("#bot-level").value] ?? BotLevel.HEURISTIC,
         turnTimerSeconds: Number($<HTMLInputElement>("#timer").value) || 0,
         singleRound: $<HTMLInputElement>("#single-round").checked,
         houseRules: house,
@@ -129,6 +129,18 @@ async function listGames(): Promise<void> {
   } catch (error) {
     showError(error);
   }
+}
+
+/** The bot levels the server offers, by the value of the page's choice. */
+const BOT_LEVELS: Record<string, BotLevel> = {
+  random: BotLevel.RANDOM,
+  heuristic: BotLevel.HEURISTIC,
+  expert: BotLevel.EXPERT,
+};
+
+function botLevelName(g: Game): string {
+  const level = g.options?.botLevel ?? BotLevel.HEURISTIC;
+  return Object.keys(BOT_LEVELS).find((name) => BOT_LEVELS[name] === level) ?? "heuristic";
 }
 
 function rulesetName(g: Game): string {
@@ -162,7 +174,8 @@ async function enter(key: SeatKey): Promise<void> {
     const seats = game.seats
       .map((s) => `seat ${s.seat}: ${s.playedByServer ? "bot" : s.taken ? s.playerName || "taken" : "free"}`)
       .join(", ");
-    $("#waiting-info").textContent = `${game.name} (${rulesetName(game)}), you are seat ${key.seat}. ${seats}`;
+    const bots = game.seats.some((s) => s.playedByServer) ? `, ${botLevelName(game)} bots` : "";
+    $("#waiting-info").textContent = `${game.name} (${rulesetName(game)}${bots}), you are seat ${key.seat}. ${seats}`;
     const start = $<HTMLButtonElement>("#start");
     start.onclick = async () => {
       try {

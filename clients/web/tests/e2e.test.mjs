@@ -115,12 +115,13 @@ async function move(page) {
 const handIds = (page) =>
   page.$$eval("#hand [data-card-id]", (cards) => cards.map((c) => c.getAttribute("data-card-id")).sort());
 
-async function createGame(page, url, { seats, bots, singleRound = true, house = [], timer = 0 }) {
+async function createGame(page, url, { seats, bots, singleRound = true, house = [], timer = 0, level = "heuristic" }) {
   await page.goto(url);
   await page.waitForSelector("#lobby:not([hidden])");
   await page.selectOption("#ruleset", "flip");
   await page.fill("#seats", String(seats));
   await page.fill("#bots", String(bots));
+  await page.selectOption("#bot-level", level);
   if (singleRound) await page.check("#single-round");
   await page.fill("#timer", String(timer));
   for (const rule of house) await page.check(`input[name=house][value=${rule}]`);
@@ -167,8 +168,9 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
-    const game = await createGame(page, server.url, { seats: 4, bots: 3 });
+    const game = await createGame(page, server.url, { seats: 4, bots: 3, level: "expert" });
     assert.match(game, /^games\//);
+    assert.match(await page.locator("#waiting-info").textContent(), /expert bots/, "the bot level chosen");
     await page.click("#start");
     await page.waitForSelector("#table:not([hidden])");
     // The table, checked on the person's turn (the game waits for them): both faces of every own

@@ -28,6 +28,7 @@ class BotLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BOT_LEVEL_UNSPECIFIED: _ClassVar[BotLevel]
     BOT_LEVEL_RANDOM: _ClassVar[BotLevel]
     BOT_LEVEL_HEURISTIC: _ClassVar[BotLevel]
+    BOT_LEVEL_EXPERT: _ClassVar[BotLevel]
 
 class GameStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -73,6 +74,7 @@ SCORING_ALTERNATIVE: Scoring
 BOT_LEVEL_UNSPECIFIED: BotLevel
 BOT_LEVEL_RANDOM: BotLevel
 BOT_LEVEL_HEURISTIC: BotLevel
+BOT_LEVEL_EXPERT: BotLevel
 GAME_STATUS_UNSPECIFIED: GameStatus
 GAME_STATUS_WAITING: GameStatus
 GAME_STATUS_PLAYING: GameStatus
@@ -119,7 +121,7 @@ class HouseRules(_message.Message):
     def __init__(self, stacking: _Optional[bool] = ..., jump_in: _Optional[bool] = ..., seven_zero: _Optional[bool] = ..., draw_to_match: _Optional[bool] = ..., multi: _Optional[bool] = ..., false_uno: _Optional[bool] = ..., strict_wild_draw: _Optional[bool] = ..., play_to_last: _Optional[bool] = ...) -> None: ...
 
 class GameOptions(_message.Message):
-    __slots__ = ("ruleset", "seats", "scoring", "target_score", "single_round", "house_rules", "turn_timer_seconds", "bot_seats", "first_dealer", "deck_order", "bot_level")
+    __slots__ = ("ruleset", "seats", "scoring", "target_score", "single_round", "house_rules", "turn_timer_seconds", "bot_seats", "first_dealer", "deck_order", "bot_level", "bot_think_ms")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     SCORING_FIELD_NUMBER: _ClassVar[int]
@@ -131,6 +133,7 @@ class GameOptions(_message.Message):
     FIRST_DEALER_FIELD_NUMBER: _ClassVar[int]
     DECK_ORDER_FIELD_NUMBER: _ClassVar[int]
     BOT_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    BOT_THINK_MS_FIELD_NUMBER: _ClassVar[int]
     ruleset: Ruleset
     seats: int
     scoring: Scoring
@@ -142,7 +145,8 @@ class GameOptions(_message.Message):
     first_dealer: int
     deck_order: _containers.RepeatedScalarFieldContainer[int]
     bot_level: BotLevel
-    def __init__(self, ruleset: _Optional[_Union[Ruleset, str]] = ..., seats: _Optional[int] = ..., scoring: _Optional[_Union[Scoring, str]] = ..., target_score: _Optional[int] = ..., single_round: _Optional[bool] = ..., house_rules: _Optional[_Union[HouseRules, _Mapping]] = ..., turn_timer_seconds: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ..., first_dealer: _Optional[int] = ..., deck_order: _Optional[_Iterable[int]] = ..., bot_level: _Optional[_Union[BotLevel, str]] = ...) -> None: ...
+    bot_think_ms: int
+    def __init__(self, ruleset: _Optional[_Union[Ruleset, str]] = ..., seats: _Optional[int] = ..., scoring: _Optional[_Union[Scoring, str]] = ..., target_score: _Optional[int] = ..., single_round: _Optional[bool] = ..., house_rules: _Optional[_Union[HouseRules, _Mapping]] = ..., turn_timer_seconds: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ..., first_dealer: _Optional[int] = ..., deck_order: _Optional[_Iterable[int]] = ..., bot_level: _Optional[_Union[BotLevel, str]] = ..., bot_think_ms: _Optional[int] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
     __slots__ = ("seat", "taken", "player_name", "played_by_server")
