@@ -3,6 +3,9 @@
 //!
 //! `cargo bench --bench playout` (set `PLAYOUT_SECONDS` to change the time per case, default 3).
 //!
+//! Then the expert bot's search speed: playouts per second (each a world sampled from the seat's
+//! view and a round played out from it) from the first position of four-seat games.
+//!
 //! `PLAYOUT_ROUNDS=n` plays exactly `n` rounds of four-seat UNO Flip instead and prints the
 //! actions taken: run it under `valgrind --tool=callgrind` to count instructions per action,
 //! which, unlike time, does not depend on what else the machine is doing.
@@ -11,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use unoflip::rules::{Action, Game, Options, Ruleset, Setup};
+use unoflip::bots::{self, Level, Think};
+use unoflip::rules::{Action, Game, Options, Ruleset, Setup, Viewer};
 
 fn main() {
     let seconds: f64 = std::env::var("PLAYOUT_SECONDS")
@@ -48,6 +52,34 @@ fn main() {
             );
         }
     }
+    for ruleset in [Ruleset::Flip, Ruleset::Classic] {
+        let (playouts, elapsed) = search(ruleset, Duration::from_secs_f64(seconds));
+        println!(
+            "expert search, {ruleset:?} 4 seats: {:.0} playouts/s ({:.0} per 50 ms move)",
+            playouts as f64 / elapsed.as_secs_f64(),
+            playouts as f64 / elapsed.as_secs_f64() / 20.0
+        );
+    }
+}
+
+/// Runs the expert's search, 500 playouts a move, from first positions until `budget` is spent;
+/// returns playouts made and the time taken.
+fn search(ruleset: Ruleset, budget: Duration) -> (u64, Duration) {
+    let mut rng = SmallRng::seed_from_u64(0x5ea4c4);
+    let setup = Setup::new(ruleset, 4);
+    let think = Think::for_playouts(500);
+    let mut playouts = 0;
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        let Ok((game, _)) = Game::new(&setup, &mut rng) else {
+            panic!("a default setup is valid");
+        };
+        let view = game.view(Viewer::Seat(game.turn()));
+        if bots::choose_thinking(Level::Expert, &view, think, &mut rng).is_some() {
+            playouts += 500;
+        }
+    }
+    (playouts, start.elapsed())
 }
 
 /// Plays single-round games until `budget` is spent or `max_rounds` are played (in hundreds
