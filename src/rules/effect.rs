@@ -45,7 +45,9 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         };
         // [F-CHAL-2]: guilt is judged on the hand and color at the moment of the play.
         let previous_color = self.game.color.unwrap_or(Color::Red);
-        let guilty = self.game.holds_current_color(seat);
+        // (Only a wild draw can be challenged: the hand is looked at only for one.)
+        let guilty =
+            self.game.face(card).kind.is_wild_draw() && self.game.holds_current_color(seat);
         // [H-STACK]: cards already stacked on the penalty this card passes on.
         let stacked = match self.game.phase {
             Phase::Penalty(p) => p.total,
