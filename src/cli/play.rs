@@ -127,11 +127,7 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
                 } as i32,
                 seats: options.seats,
                 bot_seats: (first_bot..options.seats).collect(),
-                bot_level: match options.bot_level {
-                    crate::bots::Level::Random => pb::BotLevel::Random,
-                    crate::bots::Level::Heuristic => pb::BotLevel::Heuristic,
-                    crate::bots::Level::Expert => pb::BotLevel::Expert,
-                } as i32,
+                bot_level: crate::service::convert::bot_level(options.bot_level) as i32,
                 ..Default::default()
             };
             let name = client

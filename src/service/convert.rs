@@ -58,11 +58,7 @@ pub fn shown_options(lobby: &Lobby) -> pb::GameOptions {
         bot_seats: seats(&lobby.bot_seats),
         first_dealer: setup.first_dealer.map(seat),
         deck_order: Vec::new(),
-        bot_level: match lobby.bot_level {
-            crate::bots::Level::Random => pb::BotLevel::Random,
-            crate::bots::Level::Heuristic => pb::BotLevel::Heuristic,
-            crate::bots::Level::Expert => pb::BotLevel::Expert,
-        } as i32,
+        bot_level: bot_level(lobby.bot_level) as i32,
         bot_think_ms: lobby.bot_think_ms,
     }
 }
@@ -263,6 +259,15 @@ pub fn ruleset_from(value: i32) -> Result<Ruleset, ServiceError> {
             "UNKNOWN_RULESET",
             format!("options.ruleset: no ruleset {value}"),
         )),
+    }
+}
+
+/// Domain bot level to protobuf.
+pub fn bot_level(level: crate::bots::Level) -> pb::BotLevel {
+    match level {
+        crate::bots::Level::Random => pb::BotLevel::Random,
+        crate::bots::Level::Heuristic => pb::BotLevel::Heuristic,
+        crate::bots::Level::Expert => pb::BotLevel::Expert,
     }
 }
 
