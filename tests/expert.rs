@@ -41,11 +41,6 @@ fn random_position(seed: u64, seats: usize, ruleset: Ruleset, steps: usize) -> O
     Some(game)
 }
 
-/// The cards of a world, each exactly once: its hands, draw pile and discard pile.
-fn assert_world_conserved(world: &Game) {
-    assert_conserved(world);
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -66,13 +61,13 @@ proptest! {
             for _ in 0..3 {
                 let world = Game::sample_world(&view, Knowledge::Backs, &mut rng)
                     .expect("a real view has worlds");
-                assert_world_conserved(&world);
+                assert_conserved(&world);
                 prop_assert_eq!(&world.view(Viewer::Seat(seat)), &view);
                 prop_assert_eq!(world.view(Viewer::Spectator), game.view(Viewer::Spectator));
                 // Blind to the backs: still the seat's hand, the discard pile and the counts.
                 let blind = Game::sample_world(&view, Knowledge::Counts, &mut rng)
                     .expect("a real view has worlds");
-                assert_world_conserved(&blind);
+                assert_conserved(&blind);
                 let seen = blind.view(Viewer::Seat(seat));
                 prop_assert_eq!(&seen.hand, &view.hand);
                 prop_assert_eq!(&seen.discard, &view.discard);

@@ -872,8 +872,9 @@ impl Live {
             .then_some(seat)
     }
 
-    /// One move of the server-played seat to move, chosen by its bot from that seat's view.
-    /// Returns whether a move was made.
+    /// One move of the server-played seat to move, chosen by its bot from that seat's view; a
+    /// searching bot's move is only started here (see [`Live::start_search`]). Returns whether a
+    /// move was made.
     async fn server_step(&mut self) -> Result<bool, ServiceError> {
         let Some(seat) = self.server_seat_to_move() else {
             return Ok(false);
