@@ -98,7 +98,7 @@ fn f_end_2_a_last_draw_card_still_makes_the_next_player_draw() {
         events[1],
         Event::CardsDrawn {
             seat: 2,
-            cards: drawn,
+            cards: drawn.into(),
             cause: DrawCause::Penalty
         }
     );

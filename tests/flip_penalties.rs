@@ -71,7 +71,7 @@ fn f_chal_1_2_3_guilty_wild_draw_two() {
         events[2],
         Event::CardsDrawn {
             seat: 1,
-            cards: two.clone(),
+            cards: two.clone().into(),
             cause: DrawCause::Challenge
         }
     );
@@ -150,7 +150,7 @@ fn f_chal_5_a_wild_draw_as_last_card_cannot_be_challenged() {
         events[1],
         Event::CardsDrawn {
             seat: 2,
-            cards: two.clone(),
+            cards: two.clone().into(),
             cause: DrawCause::Penalty
         }
     );
@@ -237,7 +237,7 @@ fn f_uno_2_a_caught_player_draws_two() {
             Event::UnoCaught { seat: 1, by: 3 },
             Event::CardsDrawn {
                 seat: 1,
-                cards: two.clone(),
+                cards: two.clone().into(),
                 cause: DrawCause::UnoCaught
             }
         ]
@@ -327,7 +327,7 @@ fn empty_draw_pile() -> (Game, Vec<Event>, [CardId; 3]) {
     let pile = draw_top_first(&game);
     log.push(Event::CardsDrawn {
         seat: 1,
-        cards: pile,
+        cards: pile.into(),
         cause: DrawCause::Penalty,
     });
     let game = Game::replay(&log).unwrap();
@@ -352,7 +352,7 @@ fn f_empty_1_the_discards_but_the_top_are_shuffled_into_a_new_pile() {
         events[1],
         Event::CardsDrawn {
             seat: 0,
-            cards: vec![order[0]],
+            cards: vec![order[0]].into(),
             cause: DrawCause::Turn
         }
     );
@@ -372,7 +372,7 @@ fn f_empty_2_with_nothing_to_draw_the_draw_takes_nothing_and_play_goes_on() {
     });
     log.push(Event::CardsDrawn {
         seat: 1,
-        cards: below,
+        cards: below.into(),
         cause: DrawCause::Penalty,
     });
     let mut game = Game::replay(&log).unwrap();

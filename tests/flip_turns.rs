@@ -103,7 +103,7 @@ fn f_turn_3_a_drawn_match_may_be_played_at_once_and_no_other_card() {
         events,
         vec![Event::CardsDrawn {
             seat: 1,
-            cards: vec![drawn],
+            cards: vec![drawn].into(),
             cause: DrawCause::Turn
         }]
     );
@@ -384,7 +384,7 @@ fn f_act_11_wild_draw_color_draws_until_the_color_wilds_do_not_count() {
             Event::PenaltyAccepted { seat: 2 },
             Event::CardsDrawn {
                 seat: 2,
-                cards: vec![a, wild, b, teal],
+                cards: vec![a, wild, b, teal].into(),
                 cause: DrawCause::Penalty
             },
             Event::TurnStarted { seat: 3 }
@@ -431,7 +431,7 @@ fn f_act_11_drawing_stops_when_the_pile_and_the_reshuffle_run_out() {
         .collect();
     log.push(Event::CardsDrawn {
         seat: 0,
-        cards: of_color.clone(),
+        cards: of_color.clone().into(),
         cause: DrawCause::Penalty,
     });
     let mut game = Game::replay(&log).unwrap();
@@ -439,7 +439,9 @@ fn f_act_11_drawing_stops_when_the_pile_and_the_reshuffle_run_out() {
     play_wild(&mut game, 1, wdc, color);
     let events = act(&mut game, 0, Action::Accept);
     // The whole pile, then the reshuffled discards (starter and orange 3), and no more.
-    assert!(matches!(&events[1], Event::CardsDrawn { seat: 0, cards, .. } if *cards == rest));
+    assert!(
+        matches!(&events[1], Event::CardsDrawn { seat: 0, cards, .. } if cards[..] == rest[..])
+    );
     assert!(matches!(&events[2], Event::Reshuffled { order } if order.len() == 2));
     assert!(matches!(&events[3], Event::CardsDrawn { seat: 0, cards, .. } if cards.len() == 2));
     assert_eq!(events[4], Event::TurnStarted { seat: 1 });

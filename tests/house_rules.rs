@@ -113,7 +113,7 @@ fn h_drawmatch_draws_until_a_playable_card_and_offers_it() {
         events,
         vec![Event::CardsDrawn {
             seat: 1,
-            cards: pile[..3].to_vec(),
+            cards: pile[..3].to_vec().into(),
             cause: DrawCause::Turn
         }]
     );
@@ -214,7 +214,7 @@ fn h_falseuno_a_call_without_one_card_costs_two() {
         events,
         vec![Event::CardsDrawn {
             seat: 3,
-            cards: two.clone(),
+            cards: two.clone().into(),
             cause: DrawCause::FalseUno
         }]
     );
@@ -251,7 +251,7 @@ fn h_falseuno_a_catch_of_a_seat_that_called_costs_the_catcher_two() {
         events,
         vec![Event::CardsDrawn {
             seat: 3,
-            cards: two.clone(),
+            cards: two.clone().into(),
             cause: DrawCause::FalseCatch
         }]
     );
@@ -278,7 +278,7 @@ fn h_falseuno_a_true_catch_still_costs_the_caught_seat_two() {
         events[1],
         Event::CardsDrawn {
             seat: 1,
-            cards: two.clone(),
+            cards: two.clone().into(),
             cause: DrawCause::UnoCaught
         }
     );

@@ -5,7 +5,7 @@ use rand::Rng;
 
 use super::card::{Color, Kind, Seat};
 use super::decide::Exec;
-use super::event::{DrawCause, Event};
+use super::event::{DrawCause, Drawn, Event};
 
 /// When a draw stops.
 #[derive(Clone, Copy)]
@@ -52,12 +52,7 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         let mut drawn = 0;
         let mut reshuffled = false;
         loop {
-            let mut batch = match until {
-                Until::Count(n) => {
-                    Vec::with_capacity(n.saturating_sub(drawn).min(self.game.draw.len()))
-                }
-                _ => Vec::new(),
-            };
+            let mut batch = Drawn::new();
             let mut done = false;
             for &card in self.game.draw.iter().rev() {
                 match until {

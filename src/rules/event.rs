@@ -8,10 +8,15 @@
 //! recognises what it reads.
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::card::{CardId, Color, Seat};
 use super::deck::Ruleset;
 use super::setup::Options;
+
+/// The cards one [`Event::CardsDrawn`] moves, in the order drawn: kept inline up to 16 (all but
+/// the longest draws), so that deciding a draw allocates nothing. Stored as a JSON array.
+pub type Drawn = SmallVec<[CardId; 16]>;
 
 /// Why cards were drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,7 +145,7 @@ pub enum Event {
         /// Who draws.
         seat: Seat,
         /// The cards, in the order drawn.
-        cards: Vec<CardId>,
+        cards: Drawn,
         /// Why.
         cause: DrawCause,
     },
