@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::card::{CardId, Face, Side};
+use super::card::{CardId, Color, Face, Kind, Side};
 
 /// Which game is played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -54,6 +54,71 @@ pub struct Deck {
     /// Every card's face on each side (light, dark), indexed by id: the engine's hottest lookup,
     /// one load instead of a match on the side and the card's optional dark face.
     faces: [Vec<Face>; 2],
+    /// The same faces as [`MatchKey`]s, for the matching test of every card of a hand.
+    keys: [Vec<MatchKey>; 2],
+}
+
+/// A face reduced to what [F-TURN-2]'s matching test reads, in two bytes: its color (0 for a
+/// wild, which has none) and its kind. Listing the plays of a hand compares these instead of
+/// whole faces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct MatchKey {
+    color: u8,
+    kind: u8,
+}
+
+impl MatchKey {
+    /// What an id that is not in the deck reads as (a plain wild, as [`Deck::face`] says).
+    const WILD: MatchKey = MatchKey {
+        color: 0,
+        kind: 255,
+    };
+    /// The kind code that no face has: there is no top discard.
+    pub(super) const NO_KIND: u8 = 254;
+
+    fn of(face: Face) -> MatchKey {
+        MatchKey {
+            color: MatchKey::color_code(face.color),
+            kind: MatchKey::kind_code(face.kind),
+        }
+    }
+
+    /// The code of a color to match, 0 when there is none (a color is to be declared).
+    pub(super) fn color_code(color: Option<Color>) -> u8 {
+        color.map_or(0, |c| c as u8 + 1)
+    }
+
+    /// The code of a kind: the number itself, or 16 and up for the symbols.
+    pub(super) fn kind_code(kind: Kind) -> u8 {
+        match kind {
+            Kind::Number(n) => n,
+            Kind::DrawOne => 16,
+            Kind::DrawTwo => 17,
+            Kind::DrawFive => 18,
+            Kind::Reverse => 19,
+            Kind::Skip => 20,
+            Kind::SkipEveryone => 21,
+            Kind::Flip => 22,
+            Kind::Wild => 23,
+            Kind::WildDrawTwo => 24,
+            Kind::WildDrawFour => 25,
+            Kind::WildDrawColor => 26,
+        }
+    }
+
+    /// Wilds have no color and match anything [F-TURN-2].
+    #[inline]
+    pub(super) fn is_wild(self) -> bool {
+        self.color == 0
+    }
+
+    /// [F-TURN-2]: this face may be played when `color` is the current color's code and `kind`
+    /// the top discard's kind code: it is a wild, or has that color, or that number or symbol.
+    #[inline]
+    pub(super) fn matches(self, color: u8, kind: u8) -> bool {
+        // `|`, not `||`: one hard-to-predict branch on the outcome instead of three.
+        (self.color == 0) | (self.color == color) | (self.kind == kind)
+    }
 }
 
 static FLIP: LazyLock<Deck> = LazyLock::new(|| {
@@ -117,6 +182,24 @@ impl Deck {
             .unwrap_or(Face::wild(super::Kind::Wild))
     }
 
+    /// Every card's [`MatchKey`] on `side`, indexed by id.
+    #[inline]
+    pub(super) fn keys(&self, side: Side) -> &[MatchKey] {
+        match side {
+            Side::Light => &self.keys[0],
+            Side::Dark => &self.keys[1],
+        }
+    }
+
+    /// A card's [`MatchKey`] on `side` (a plain wild's for an id not in the deck).
+    #[inline]
+    pub(super) fn key(&self, id: CardId, side: Side) -> MatchKey {
+        self.keys(side)
+            .get(id.index())
+            .copied()
+            .unwrap_or(MatchKey::WILD)
+    }
+
     /// Every id of this deck, in order.
     pub fn ids(&self) -> impl Iterator<Item = CardId> + '_ {
         self.cards.iter().map(|c| c.id)
@@ -155,12 +238,16 @@ impl Deck {
                 dark,
             });
         }
-        let faces =
+        let faces: [Vec<Face>; 2] =
             [Side::Light, Side::Dark].map(|side| cards.iter().map(|c| c.face(side)).collect());
+        let keys = faces
+            .each_ref()
+            .map(|f| f.iter().map(|&face| MatchKey::of(face)).collect());
         Ok(Deck {
             ruleset,
             cards,
             faces,
+            keys,
         })
     }
 }

@@ -3,23 +3,24 @@
 
 use super::action::{Action, Cards, RuleError};
 use super::card::{CardId, Color, Kind, Seat};
-use super::deck::Ruleset;
+use super::deck::{MatchKey, Ruleset};
 use super::state::{Game, Phase};
 
 impl Game {
     /// [F-TURN-2]: `card` matches the top discard: the current color, the same number or symbol,
-    /// or a wild. [F-WDRAW-2]: a wild draw is accepted even as a bluff.
+    /// or a wild ([`MatchKey::matches`]). [F-WDRAW-2]: a wild draw is accepted even as a bluff.
     pub fn matches(&self, card: CardId) -> bool {
-        self.matches_on(card, self.top_face().map(|top| top.kind))
+        let (color, kind) = self.match_codes();
+        self.deck.key(card, self.side).matches(color, kind)
     }
 
-    /// [`Game::matches`] with the top discard's kind looked up once by the caller.
+    /// The current color's and the top discard's kind codes, which [`MatchKey::matches`] takes.
     #[inline]
-    fn matches_on(&self, card: CardId, top: Option<Kind>) -> bool {
-        let face = self.face(card);
-        face.kind.is_wild()
-            || face.color.is_some() && face.color == self.color
-            || top == Some(face.kind)
+    fn match_codes(&self) -> (u8, u8) {
+        let kind = self
+            .top_face()
+            .map_or(MatchKey::NO_KIND, |face| MatchKey::kind_code(face.kind));
+        (MatchKey::color_code(self.color), kind)
     }
 
     /// [H-STACK]: whether `seat` may play `card` on the pending draw card `pending`: the same
@@ -44,13 +45,6 @@ impl Game {
     pub fn identical_to_top(&self, card: CardId) -> bool {
         let face = self.face(card);
         !face.kind.is_wild_draw() && self.top_face() == Some(face)
-    }
-
-    /// Whether `seat` may play `card` now: it matches, and [H-STRICT] does not forbid it (a wild
-    /// draw while holding the current color).
-    #[inline]
-    fn playable(&self, seat: Seat, card: CardId, top: Option<Kind>) -> bool {
-        self.matches_on(card, top) && !self.strictly_forbidden(seat, card, &[])
     }
 
     /// [H-STRICT]: a wild draw that F-WDRAW-1 forbids is refused instead of left to a challenge.
@@ -126,20 +120,32 @@ impl Game {
         if seat != self.turn {
             // [H-JUMP]: a card identical to the top discard, out of turn.
             if self.options.house.jump_in && self.phase == Phase::Play {
+                let uno_due = self.hand(seat).len() == 2;
                 for &card in self.candidates(seat, out) {
                     if self.identical_to_top(card) {
-                        self.push_plays(seat, card, out);
+                        let wild = self.face(card).kind.is_wild();
+                        self.push_plays(card, wild, uno_due, out);
                     }
                 }
             }
             return;
         }
-        let top = self.top_face().map(|face| face.kind);
+        let uno_due = self.hand(seat).len() == 2;
         match self.phase {
             Phase::Play => {
+                // The hottest loop of a playout: each card's key against the codes, read once.
+                let keys = self.deck.keys(self.side);
+                let (color, kind) = self.match_codes();
+                let strict = self.options.house.strict_wild_draw;
                 for &card in self.candidates(seat, out) {
-                    if self.playable(seat, card, top) {
-                        self.push_plays(seat, card, out);
+                    let Some(&key) = keys.get(card.index()) else {
+                        continue;
+                    };
+                    // [H-STRICT] does not forbid it (a wild draw while holding the color).
+                    if key.matches(color, kind)
+                        && !(strict && self.strictly_forbidden(seat, card, &[]))
+                    {
+                        self.push_plays(card, key.is_wild(), uno_due, out);
                         if self.options.house.multi {
                             self.push_many(seat, card, out);
                         }
@@ -149,9 +155,11 @@ impl Game {
             }
             Phase::PlayDrawn { card } => {
                 if out.only().is_none_or(|only| only == Some(card))
-                    && self.playable(seat, card, top)
+                    && self.matches(card)
+                    && !self.strictly_forbidden(seat, card, &[])
                 {
-                    self.push_plays(seat, card, out);
+                    let wild = self.face(card).kind.is_wild();
+                    self.push_plays(card, wild, uno_due, out);
                 }
                 out.push(Action::Keep);
             }
@@ -180,7 +188,8 @@ impl Game {
                 if self.options.house.stacking {
                     for &card in self.candidates(seat, out) {
                         if self.stacks_on(seat, card, penalty.card) {
-                            self.push_plays(seat, card, out);
+                            let wild = self.face(card).kind.is_wild();
+                            self.push_plays(card, wild, uno_due, out);
                         }
                     }
                 }
@@ -203,15 +212,26 @@ impl Game {
     }
 
     /// The ways to play `card`: one per color for a wild, with and without the UNO call when the
-    /// play leaves one card.
-    #[inline]
-    fn push_plays(&self, seat: Seat, card: CardId, out: &mut impl Sink) {
-        let uno_due = self.hand(seat).len() == 2;
-        let wild = self.face(card).kind.is_wild();
-        for uno in [false, true] {
-            if uno && !uno_due {
-                break;
-            }
+    /// play leaves one card (`uno_due`: the seat holds two).
+    #[inline(always)]
+    fn push_plays(&self, card: CardId, wild: bool, uno_due: bool, out: &mut impl Sink) {
+        if !wild && !uno_due {
+            // Most plays of a playout: one way to play the card.
+            out.push(Action::Play {
+                card,
+                color: None,
+                uno: false,
+            });
+        } else {
+            self.push_several_plays(card, wild, uno_due, out);
+        }
+    }
+
+    /// [`Game::push_plays`] of a wild, or of a card that leaves one.
+    #[inline(never)]
+    fn push_several_plays(&self, card: CardId, wild: bool, uno_due: bool, out: &mut impl Sink) {
+        let calls: &[bool] = if uno_due { &[false, true] } else { &[false] };
+        for &uno in calls {
             if wild {
                 for color in Color::of_side(self.side) {
                     out.push(Action::Play {
