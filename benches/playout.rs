@@ -1,5 +1,7 @@
 //! Random playouts: rounds played to the end by uniformly random legal actions of the seat whose
-//! turn it is, on one core. Reports rounds/s and actions/s per ruleset and seat count.
+//! turn it is, on one core. Reports rounds/s and actions/s per ruleset and seat count, each
+//! action carried out as a search's playouts do (`act_listed_into`: taken from the listing, not
+//! checked again), and actions/s with every action checked as a client's move is (`act_into`).
 //!
 //! `cargo bench --bench playout` (set `PLAYOUT_SECONDS` to change the time per case, default 3).
 //!
@@ -7,13 +9,13 @@
 //! view and a round played out from it) from the first position of four-seat games.
 //!
 //! `PLAYOUT_ROUNDS=n` plays exactly `n` rounds of four-seat UNO Flip instead and prints the
-//! actions taken: run it under `valgrind --tool=callgrind` to count instructions per action,
+//! actions taken (`PLAYOUT_CHECKED=1`: checking each action): run it under `valgrind --tool=callgrind` to count instructions per action,
 //! which, unlike time, does not depend on what else the machine is doing.
 
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, SeedableRng};
 use unoflip::bots::{self, Level, Think};
 use unoflip::rules::{Action, Game, Options, Ruleset, Setup, Viewer};
 
@@ -26,7 +28,8 @@ fn main() {
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
     {
-        let (rounds, actions, elapsed) = run(Ruleset::Flip, 4, Duration::MAX, rounds);
+        let checked = std::env::var_os("PLAYOUT_CHECKED").is_some();
+        let (rounds, actions, elapsed) = run(Ruleset::Flip, 4, Duration::MAX, rounds, checked);
         println!(
             "Flip 4 seats: {rounds} rounds, {actions} actions in {:.3} s",
             elapsed.as_secs_f64()
@@ -34,21 +37,23 @@ fn main() {
         return;
     }
     println!(
-        "{:<8} {:>5} {:>12} {:>14} {:>12}",
-        "ruleset", "seats", "rounds/s", "actions/s", "actions/rnd"
+        "{:<8} {:>5} {:>12} {:>14} {:>12} {:>16}",
+        "ruleset", "seats", "rounds/s", "actions/s", "actions/rnd", "checked act/s"
     );
+    let budget = Duration::from_secs_f64(seconds);
     for ruleset in [Ruleset::Flip, Ruleset::Classic] {
         for seats in [2, 4, 10] {
-            let (rounds, actions, elapsed) =
-                run(ruleset, seats, Duration::from_secs_f64(seconds), u64::MAX);
+            let (rounds, actions, elapsed) = run(ruleset, seats, budget, u64::MAX, false);
             let secs = elapsed.as_secs_f64();
+            let (_, checked, checked_time) = run(ruleset, seats, budget, u64::MAX, true);
             println!(
-                "{:<8} {:>5} {:>12.0} {:>14.0} {:>12.1}",
+                "{:<8} {:>5} {:>12.0} {:>14.0} {:>12.1} {:>16.0}",
                 format!("{ruleset:?}"),
                 seats,
                 rounds as f64 / secs,
                 actions as f64 / secs,
-                actions as f64 / rounds as f64
+                actions as f64 / rounds as f64,
+                checked as f64 / checked_time.as_secs_f64()
             );
         }
     }
@@ -82,9 +87,23 @@ fn search(ruleset: Ruleset, budget: Duration) -> (u64, Duration) {
     (playouts, start.elapsed())
 }
 
+/// A uniformly random index below `n` (Lemire's multiply-shift, whose bias for lists this short
+/// is below 2^-25): the policy should cost little next to the engine it drives.
+fn pick(rng: &mut SmallRng, n: usize) -> usize {
+    let n = u64::try_from(n).unwrap_or(u64::MAX);
+    usize::try_from((u64::from(rng.next_u32()) * n) >> 32).unwrap_or(0)
+}
+
 /// Plays single-round games until `budget` is spent or `max_rounds` are played (in hundreds
-/// when timed); returns rounds, actions and time taken.
-fn run(ruleset: Ruleset, seats: usize, budget: Duration, max_rounds: u64) -> (u64, u64, Duration) {
+/// when timed), each action `checked` or carried out as listed; returns rounds, actions and time
+/// taken.
+fn run(
+    ruleset: Ruleset,
+    seats: usize,
+    budget: Duration,
+    max_rounds: u64,
+    checked: bool,
+) -> (u64, u64, Duration) {
     let mut rng = SmallRng::seed_from_u64(0x0f11b);
     let mut setup = Setup::new(ruleset, seats);
     setup.options = Options {
@@ -103,10 +122,14 @@ fn run(ruleset: Ruleset, seats: usize, budget: Duration, max_rounds: u64) -> (u6
             while !game.is_over() {
                 let seat = game.turn();
                 game.legal_actions_into(seat, &mut legal);
-                let action = legal[rng.random_range(0..legal.len())];
+                let action = legal[pick(&mut rng, legal.len())];
                 events.clear();
-                if game.act_into(seat, action, &mut rng, &mut events).is_err() {
-                    panic!("a listed action was refused");
+                if checked {
+                    if game.act_into(seat, action, &mut rng, &mut events).is_err() {
+                        panic!("a listed action was refused");
+                    }
+                } else {
+                    game.act_listed_into(seat, action, &mut rng, &mut events);
                 }
                 actions += 1;
             }

@@ -314,14 +314,19 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
         } else {
             legal[rng.random_range(0..legal.len())]
         };
-        // `decide` and `act` agree, and the fold of the events is the new state.
+        // `decide`, `act` and a playout's `act_listed_into` agree, and the fold of the events
+        // is the new state.
         let before = game.clone();
         let mut r1 = rng.clone();
         let decided = decide(&game, seat, action, &mut r1).expect("a listed action is accepted");
+        let (mut listed, mut r2, mut listed_events) = (game.clone(), rng.clone(), Vec::new());
+        listed.act_listed_into(seat, action, &mut r2, &mut listed_events);
         let events = game
             .act(seat, action, &mut rng)
             .expect("a listed action is accepted");
         assert_eq!(decided, events);
+        assert_eq!(listed_events, events, "act_listed_into");
+        assert_eq!(listed, game, "act_listed_into");
         let mut folded = before;
         for event in &events {
             // [H-LAST]: every seat is in the finishing order, the winner first.
@@ -505,7 +510,7 @@ fn arbitrary_event(rng: &mut SmallRng) -> Event {
         6 => Event::Flipped,
         7 => Event::CardsDrawn {
             seat: seat(rng),
-            cards: cards(rng),
+            cards: cards(rng).into(),
             cause: DrawCause::Turn,
         },
         8 => Event::Reshuffled { order: cards(rng) },

@@ -135,9 +135,7 @@ fn play_out<R: Rng + ?Sized>(
         world.legal_actions_into(seat, &mut buffers.legal);
         let action = rollout_action(world, seat, &buffers.legal, rng)?;
         buffers.events.clear();
-        world
-            .act_into(seat, action, rng, &mut buffers.events)
-            .ok()?;
+        world.act_listed_into(seat, action, rng, &mut buffers.events);
     }
     None
 }

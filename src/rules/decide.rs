@@ -23,7 +23,11 @@ pub(super) struct Exec<'a, R: ?Sized> {
 
 impl<R: Rng + ?Sized> Exec<'_, R> {
     pub(super) fn emit(&mut self, event: Event) {
-        self.game.apply(&event);
+        debug_assert!(
+            self.game.seats_fit(&event),
+            "{event:?} names a seat not at the table"
+        );
+        self.game.fold(&event);
         self.events.push(event);
     }
 
@@ -96,6 +100,30 @@ impl Game {
         };
         exec.carry_out(seat, action);
         Ok(())
+    }
+
+    /// [`Game::act_into`] for an action that [`Game::legal_actions`] has just listed for `seat` on
+    /// this very state, as a search's playouts take them: the check that the action is legal,
+    /// which repeats the listing's work, is skipped (debug builds still make it). Any other action
+    /// may leave the game in a state no play leads to; moves from outside always go through
+    /// [`Game::act_into`].
+    pub fn act_listed_into<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        action: Action,
+        rng: &mut R,
+        events: &mut Vec<Event>,
+    ) {
+        debug_assert!(
+            self.is_legal(seat, action),
+            "{action:?} by seat {seat} was not listed"
+        );
+        let mut exec = Exec {
+            game: self,
+            events,
+            rng,
+        };
+        exec.carry_out(seat, action);
     }
 }
 

@@ -176,10 +176,18 @@ impl Game {
     /// Folds one event into the state. Never fails and never panics: an event that does not fit
     /// (which `decide` never produces) changes only what it can.
     pub fn apply(&mut self, event: &Event) {
-        self.version += 1;
         if !self.seats_fit(event) {
+            self.version += 1;
             return;
         }
+        self.fold(event);
+    }
+
+    /// [`Game::apply`] of an event the engine has just decided on this state, which names only
+    /// seats at the table: `decide` folds its events with it, skipping the check that guards a
+    /// replay against a damaged log.
+    pub(super) fn fold(&mut self, event: &Event) {
+        self.version += 1;
         match event {
             Event::GameCreated { .. } => {}
             Event::DealerChosen { dealer, .. } => self.dealer = *dealer,
@@ -394,7 +402,7 @@ impl Game {
 
     /// Whether every seat the event names is at this table; an event that names another is not
     /// applied (only a damaged log holds one).
-    fn seats_fit(&self, event: &Event) -> bool {
+    pub(super) fn seats_fit(&self, event: &Event) -> bool {
         let n = self.seats;
         let seats: &[Seat] = match event {
             Event::DealerChosen { dealer, .. } | Event::RoundStarted { dealer, .. } => {
