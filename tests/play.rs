@@ -16,18 +16,34 @@ struct Server {
 }
 
 impl Server {
-    fn start(port: u16, db: std::path::PathBuf) -> Server {
-        let mut server = Server {
-            port,
-            db,
-            child: None,
-        };
-        server.spawn();
-        server
+    /// A server on a free port (see [`Server::port`]), its games in `db`.
+    fn start(db: std::path::PathBuf) -> Server {
+        // A port found free may be taken by another test's server before this one binds it:
+        // then this server exits, and another port is tried.
+        for _ in 0..5 {
+            let mut server = Server {
+                port: free_port(),
+                db: db.clone(),
+                child: None,
+            };
+            if server.try_spawn() {
+                return server;
+            }
+        }
+        panic!("no server could start on a free port");
     }
 
+    /// Starts the server again on its port (after [`Server::kill`]).
     fn spawn(&mut self) {
-        let child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
+        assert!(
+            self.try_spawn(),
+            "the server did not start again on its port"
+        );
+    }
+
+    /// Starts the server; false if it exited before it listened (its port was taken).
+    fn try_spawn(&mut self) -> bool {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
             .args([
                 "serve",
                 "--listen",
@@ -42,15 +58,28 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        self.child = Some(child);
         let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        loop {
+            // Exited: another process has the port (what answers there is not this server).
+            if child.try_wait().unwrap().is_some() {
+                return false;
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                break;
+            }
             assert!(
                 started.elapsed() < Duration::from_secs(20),
                 "server did not start"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+        // What answered may have been another server, this one failing to bind just after.
+        std::thread::sleep(Duration::from_millis(100));
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        self.child = Some(child);
+        true
     }
 
     fn kill(&mut self) {
@@ -99,8 +128,8 @@ fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("games.sqlite3");
     let _ = std::fs::remove_file(&db);
-    let port = free_port();
-    let mut server = Server::start(port, db);
+    let mut server = Server::start(db);
+    let port = server.port;
 
     let mut command = Command::new(env!("CARGO_BIN_EXE_unoflip"));
     command.args([
@@ -184,8 +213,8 @@ fn play_command(port: u16) -> Command {
 fn no_color_or_an_output_that_is_not_a_terminal_gets_plain_text() {
     let dir = std::env::temp_dir().join(format!("unoflip-play-plain-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let port = free_port();
-    let _server = Server::start(port, dir.join("games.sqlite3"));
+    let server = Server::start(dir.join("games.sqlite3"));
+    let port = server.port;
 
     // NO_COLOR in a terminal: the table without colors or screen clearing.
     let mut command = play_command(port);
@@ -241,8 +270,8 @@ fn no_color_or_an_output_that_is_not_a_terminal_gets_plain_text() {
 fn a_round_result_stays_on_screen_until_enter() {
     let dir = std::env::temp_dir().join(format!("unoflip-play-round-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let port = free_port();
-    let _server = Server::start(port, dir.join("games.sqlite3"));
+    let server = Server::start(dir.join("games.sqlite3"));
+    let port = server.port;
     let mut play = terminal(play_command(port));
     // Take the first action offered until the first round ends: once per event number, since
     // the same prompt may be drawn again (a line typed ahead would be taken as the Enter).
