@@ -2,7 +2,7 @@
 //!
 //! - A `GET` (or `HEAD`) of `/`, `/index.html`, `/app.js`, `/style.css` or the favicon gets the
 //!   page of `clients/web` (its script as built into `clients/web/dist`, committed, so serving it
-//!   needs no Node).
+//!   needs no Node); `/rules.md` gets the rule book, `docs/rules.md`, which the page links to.
 //! - `GET /healthz`: 200 while the process serves; `GET /readyz`: 200 when the store answers,
 //!   503 otherwise; `GET /metrics`: the Prometheus metrics (`metrics.rs`).
 //! - gRPC and grpc-web requests (`application/grpc*` content types) and CORS preflights go on to
@@ -45,6 +45,12 @@ const ASSETS: &[Asset] = &[
     asset!("/style.css", "style.css", "text/css; charset=utf-8"),
     asset!("/favicon.svg", "favicon.svg", "image/svg+xml"),
     asset!("/favicon.ico", "favicon.svg", "image/svg+xml"),
+    // Plain text rather than text/markdown, which browsers offer to download instead of showing.
+    asset!(
+        "/rules.md",
+        "../../docs/rules.md",
+        "text/plain; charset=utf-8"
+    ),
 ];
 
 /// How long `/readyz` waits for the store.

@@ -187,6 +187,19 @@ async fn plain_http_gets_probes_metrics_and_plain_refusals() {
         (200, "ready\n".into())
     );
     assert_eq!(http(port, "GET", "/favicon.ico", "").await.0, 200);
+    // The rule book, which the page links to, as text.
+    let (status, rules) = http(port, "GET", "/rules.md", "").await;
+    assert_eq!(status, 200);
+    assert!(
+        rules.contains("[F-TURN-2]") && rules.contains("[H-STACK]"),
+        "{rules:.200}"
+    );
+    let (status, page) = http(port, "GET", "/", "").await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(r#"href="rules.md""#),
+        "the page links to the rule book"
+    );
     assert_eq!(http(port, "GET", "/nothing-here", "").await.0, 404);
     // A gRPC path asked for as a web page, or with a JSON body, is not gRPC.
     assert_eq!(
