@@ -62,10 +62,10 @@ fn f_end_1_3_6_the_round_ends_on_the_last_card_and_the_winner_scores_the_other_h
         Event::RoundEnded {
             round: 1,
             winner: 1,
-            hand_points: hand_points.clone(),
-            points: vec![0, total, 0, 0],
-            totals: vec![0, total, 0, 0],
-            order: vec![1],
+            hand_points: hand_points.clone().into(),
+            points: vec![0, total, 0, 0].into(),
+            totals: vec![0, total, 0, 0].into(),
+            order: vec![1].into(),
         }
     );
     assert_eq!(hand_points[1], 0);
@@ -123,7 +123,7 @@ fn f_end_2_3_a_last_flip_flips_and_hands_score_on_the_new_side() {
     let events = play(&mut game, 1, last);
     assert_eq!(events[1], Event::Flipped);
     assert!(
-        matches!(&events[2], Event::RoundEnded { hand_points, .. } if *hand_points == dark_points)
+        matches!(&events[2], Event::RoundEnded { hand_points, .. } if **hand_points == dark_points)
     );
 }
 
@@ -233,9 +233,9 @@ fn f_end_7_alternative_scoring_each_scores_their_own_hand_and_the_lowest_wins() 
     else {
         panic!()
     };
-    assert_eq!(p, &hand_points);
+    assert_eq!(**p, hand_points);
     assert_eq!(p[1], 0);
-    assert_eq!(totals, &hand_points);
+    assert_eq!(**totals, hand_points);
     // Everyone else is over ten: the match ends, and the lowest total (the winner's 0) wins.
     assert_eq!(events.last(), Some(&Event::MatchEnded { winners: vec![1] }));
 }
@@ -253,7 +253,7 @@ fn f_end_7_equal_lowest_totals_win_together() {
     t.hand(1, &[last]).hand(0, &[a]).hand(2, &[b, c]).top(top);
     let (mut game, _) = t.position(1, None);
     let events = play(&mut game, 1, last);
-    assert!(matches!(&events[1], Event::RoundEnded { points, .. } if *points == vec![3, 0, 11]));
+    assert!(matches!(&events[1], Event::RoundEnded { points, .. } if **points == vec![3, 0, 11]));
     assert_eq!(events.last(), Some(&Event::MatchEnded { winners: vec![1] }));
     // A tie at the lowest: seats 0 and 1 both at zero... only the winner can hold zero on UNO
     // Flip (no zeros), so tie two non-winners above a higher total instead.
@@ -270,15 +270,15 @@ fn f_end_7_equal_lowest_totals_win_together() {
     log.push(Event::RoundEnded {
         round: 0,
         winner: 0,
-        hand_points: vec![0, 6, 0],
-        points: vec![0, 6, 0],
-        totals: vec![0, 6, 0],
-        order: vec![0],
+        hand_points: vec![0, 6, 0].into(),
+        points: vec![0, 6, 0].into(),
+        totals: vec![0, 6, 0].into(),
+        order: vec![0].into(),
     });
     let _ = game;
     let mut game = Game::replay(&log).unwrap();
     let events = play(&mut game, 1, last);
-    assert!(matches!(&events[1], Event::RoundEnded { totals, .. } if *totals == vec![6, 6, 6]));
+    assert!(matches!(&events[1], Event::RoundEnded { totals, .. } if **totals == vec![6, 6, 6]));
     assert_eq!(
         events.last(),
         Some(&Event::MatchEnded {

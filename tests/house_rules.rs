@@ -975,10 +975,10 @@ fn h_last_the_round_ends_with_one_seat_left_and_the_first_out_scores() {
         Event::RoundEnded {
             round: 1,
             winner: 1,
-            hand_points: vec![13, 0, 0],
-            points: vec![0, 13, 0],
-            totals: vec![0, 13, 0],
-            order: vec![1, 2, 0],
+            hand_points: vec![13, 0, 0].into(),
+            points: vec![0, 13, 0].into(),
+            totals: vec![0, 13, 0].into(),
+            order: vec![1, 2, 0].into(),
         }
     );
     assert_eq!(
@@ -1003,7 +1003,7 @@ fn h_last_alternative_scoring_counts_the_hand_left() {
     let events = play(&mut game, 2, b);
     assert!(
         matches!(&events[1], Event::RoundEnded { points, order, .. }
-            if *points == vec![7, 0, 0] && *order == vec![1, 2, 0]),
+            if **points == vec![7, 0, 0] && **order == vec![1, 2, 0]),
         "{events:?}"
     );
 }
@@ -1114,7 +1114,7 @@ fn h_last_with_two_seats_ends_at_the_first_out() {
     let (mut game, _) = t.position(1, None);
     let events = play(&mut game, 1, a);
     assert!(
-        matches!(&events[1], Event::RoundEnded { winner: 1, order, .. } if *order == vec![1, 0]),
+        matches!(&events[1], Event::RoundEnded { winner: 1, order, .. } if **order == vec![1, 0]),
         "{events:?}"
     );
 }

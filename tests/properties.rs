@@ -332,12 +332,12 @@ fn random_match(seed: u64, seats: usize, ruleset: Ruleset, scoring: Scoring, sin
             // [H-LAST]: every seat is in the finishing order, the winner first.
             if let Event::RoundEnded { winner, order, .. } = event {
                 assert_eq!(order.first(), Some(winner));
-                let mut sorted = order.clone();
+                let mut sorted = (**order).clone();
                 sorted.sort_unstable();
                 if house.play_to_last {
                     assert_eq!(sorted, (0..seats).collect::<Vec<_>>());
                 } else {
-                    assert_eq!(order, &vec![*winner]);
+                    assert_eq!(**order, vec![*winner]);
                 }
             }
             folded.apply(event);
@@ -533,10 +533,10 @@ fn arbitrary_event(rng: &mut SmallRng) -> Event {
         12 => Event::RoundEnded {
             round: 1,
             winner: seat(rng),
-            hand_points: vec![],
-            points: vec![],
-            totals: vec![1; seat(rng)],
-            order: vec![seat(rng)],
+            hand_points: vec![].into(),
+            points: vec![].into(),
+            totals: vec![1; seat(rng)].into(),
+            order: vec![seat(rng)].into(),
         },
         13 if rng.random_bool(0.05) => Event::MatchEnded {
             winners: vec![seat(rng)],

@@ -276,10 +276,10 @@ impl<R: Rng + ?Sized> Exec<'_, R> {
         self.emit(Event::RoundEnded {
             round,
             winner,
-            hand_points,
-            points,
-            totals,
-            order,
+            hand_points: Box::new(hand_points),
+            points: Box::new(points),
+            totals: Box::new(totals),
+            order: Box::new(order),
         });
         if over {
             self.emit(Event::MatchEnded { winners });

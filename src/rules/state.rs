@@ -349,14 +349,14 @@ impl Game {
                 totals,
                 order,
             } => {
-                self.scores.clone_from(totals);
+                self.scores.clone_from(&**totals);
                 self.uno_exposed = None;
                 self.last_round = Some(RoundResult {
                     round: *round,
                     winner: *winner,
-                    hand_points: hand_points.clone(),
-                    points: points.clone(),
-                    order: order.clone(),
+                    hand_points: (**hand_points).clone(),
+                    points: (**points).clone(),
+                    order: (**order).clone(),
                 });
             }
             Event::MatchEnded { winners } => {

@@ -630,10 +630,10 @@ pub fn project(game: &Game, event: &Event, viewer: Viewer) -> SeenEvent {
         } => SeenEvent::RoundEnded {
             round: *round,
             winner: *winner,
-            hand_points: hand_points.clone(),
-            points: points.clone(),
-            totals: totals.clone(),
-            order: order.clone(),
+            hand_points: (**hand_points).clone(),
+            points: (**points).clone(),
+            totals: (**totals).clone(),
+            order: (**order).clone(),
         },
         Event::WentOut { seat } => SeenEvent::WentOut { seat: *seat },
         Event::MatchEnded { winners } => SeenEvent::MatchEnded {
