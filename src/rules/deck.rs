@@ -106,6 +106,12 @@ impl MatchKey {
         }
     }
 
+    /// The kind's code ([`MatchKey::kind_code`]).
+    #[inline]
+    pub(super) fn kind(self) -> u8 {
+        self.kind
+    }
+
     /// Wilds have no color and match anything [F-TURN-2].
     #[inline]
     pub(super) fn is_wild(self) -> bool {
