@@ -594,12 +594,8 @@ impl Game {
     pub fn next_seat(&self, seat: Seat) -> Seat {
         let mut next = seat;
         for _ in 0..self.seats {
-            // The same as the modulo arithmetic, without a division in the common case: this
-            // runs on every turn.
             next = match self.direction {
-                Direction::Clockwise if next + 1 < self.seats => next + 1,
                 Direction::Clockwise => (next + 1) % self.seats,
-                Direction::CounterClockwise if next > 0 && next <= self.seats => next - 1,
                 Direction::CounterClockwise => (next + self.seats - 1) % self.seats,
             };
             if !self.out.contains(&next) {
