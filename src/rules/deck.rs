@@ -69,7 +69,7 @@ pub(super) struct MatchKey {
 
 impl MatchKey {
     /// What an id that is not in the deck reads as (a plain wild, as [`Deck::face`] says).
-    const WILD: MatchKey = MatchKey {
+    pub(super) const WILD: MatchKey = MatchKey {
         color: 0,
         kind: 255,
     };

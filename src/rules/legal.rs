@@ -123,8 +123,7 @@ impl Game {
                 let uno_due = self.hand(seat).len() == 2;
                 for &card in self.candidates(seat, out) {
                     if self.identical_to_top(card) {
-                        let wild = self.face(card).kind.is_wild();
-                        self.push_plays(card, wild, uno_due, out);
+                        self.push_card_plays(card, uno_due, out);
                     }
                 }
             }
@@ -138,9 +137,7 @@ impl Game {
                 let (color, kind) = self.match_codes();
                 let strict = self.options.house.strict_wild_draw;
                 for &card in self.candidates(seat, out) {
-                    let Some(&key) = keys.get(card.index()) else {
-                        continue;
-                    };
+                    let key = keys.get(card.index()).copied().unwrap_or(MatchKey::WILD);
                     // [H-STRICT] does not forbid it (a wild draw while holding the color).
                     if key.matches(color, kind)
                         && !(strict && self.strictly_forbidden(seat, card, &[]))
@@ -158,8 +155,7 @@ impl Game {
                     && self.matches(card)
                     && !self.strictly_forbidden(seat, card, &[])
                 {
-                    let wild = self.face(card).kind.is_wild();
-                    self.push_plays(card, wild, uno_due, out);
+                    self.push_card_plays(card, uno_due, out);
                 }
                 out.push(Action::Keep);
             }
@@ -188,8 +184,7 @@ impl Game {
                 if self.options.house.stacking {
                     for &card in self.candidates(seat, out) {
                         if self.stacks_on(seat, card, penalty.card) {
-                            let wild = self.face(card).kind.is_wild();
-                            self.push_plays(card, wild, uno_due, out);
+                            self.push_card_plays(card, uno_due, out);
                         }
                     }
                 }
@@ -225,6 +220,12 @@ impl Game {
         } else {
             self.push_several_plays(card, wild, uno_due, out);
         }
+    }
+
+    /// [`Game::push_plays`] of a card whose key the caller has not read.
+    fn push_card_plays(&self, card: CardId, uno_due: bool, out: &mut impl Sink) {
+        let wild = self.deck.key(card, self.side).is_wild();
+        self.push_plays(card, wild, uno_due, out);
     }
 
     /// [`Game::push_plays`] of a wild, or of a card that leaves one.
