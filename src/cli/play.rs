@@ -164,35 +164,43 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
         seat: joined.seat,
         token: joined.seat_token,
     };
-    loop {
-        let info = client
-            .get_game(pb::GetGameRequest {
-                name: seat.game.clone(),
-            })
-            .await
-            .map_err(|s| reason(&s))?
-            .into_inner()
-            .game
-            .unwrap_or_default();
-        if info.status != pb::GameStatus::Waiting as i32 {
-            return Ok(seat);
+    // The waiting room: the game's stream sends the lobby whenever a seat is taken, then the
+    // game once it starts.
+    let mut stream = client
+        .subscribe(seat.request(pb::SubscribeRequest {
+            game: seat.game.clone(),
+            after_version: 0,
+            include_view: false,
+        }))
+        .await
+        .map_err(|s| reason(&s))?
+        .into_inner();
+    let mut said = None;
+    while let Some(message) = stream.next().await {
+        let message = message.map_err(|s| reason(&s))?;
+        match message.kind {
+            Some(S::Lobby(info)) => {
+                let taken = info.seats.iter().filter(|s| s.taken).count();
+                if taken == info.seats.len() {
+                    // Someone must deal; a refusal means another seat already did.
+                    let _ = client
+                        .start_game(seat.request(pb::StartGameRequest {
+                            game: seat.game.clone(),
+                        }))
+                        .await;
+                } else if said != Some(taken) {
+                    said = Some(taken);
+                    say(&format!(
+                        "waiting for players: {taken} of {} seats taken\n",
+                        info.seats.len()
+                    ));
+                }
+            }
+            Some(S::Heartbeat(_)) | None => {}
+            Some(_) => return Ok(seat),
         }
-        if info.seats.iter().all(|s| s.taken) {
-            // Someone must deal; a refusal means another seat already did.
-            let _ = client
-                .start_game(seat.request(pb::StartGameRequest {
-                    game: seat.game.clone(),
-                }))
-                .await;
-            continue;
-        }
-        say(&format!(
-            "waiting for players: {} of {} seats taken\n",
-            info.seats.iter().filter(|s| s.taken).count(),
-            info.seats.len()
-        ));
-        tokio::time::sleep(Duration::from_secs(1)).await;
     }
+    Err("the server ended the game's stream before the game started".into())
 }
 
 /// Writes to standard output through `anstream`, which drops colors and screen clearing when
@@ -322,7 +330,7 @@ impl Table {
                                         }
                                     }
                                 }
-                                S::Heartbeat(_) => {}
+                                S::Heartbeat(_) | S::Lobby(_) => {}
                             }
                             if self.over && caught_up {
                                 self.refresh(client, seat).await;

@@ -148,6 +148,8 @@ pub(crate) struct GameRef {
     /// The store's latest known version of the game, which the registry raises on another
     /// server's append.
     pub store_version: Arc<watch::Sender<u64>>,
+    /// Counts changes of the lobby (seats taken or left); waiting rooms' streams wait on it.
+    pub lobby_changes: watch::Receiver<u64>,
 }
 
 impl GameRef {
@@ -200,6 +202,7 @@ struct Live {
     lobby_ends: Instant,
     version: watch::Sender<u64>,
     store_version: watch::Receiver<u64>,
+    lobby_changes: watch::Sender<u64>,
     appended: Arc<watch::Sender<u64>>,
     metrics: Arc<Metrics>,
     /// A searching bot's move being thought on a blocking thread; the game goes on answering
@@ -233,12 +236,14 @@ pub(crate) fn spawn(
     let (commands, receiver) = mpsc::channel(256);
     let version = watch::channel(log.len()).0;
     let store_version = Arc::new(watch::channel(log.len()).0);
+    let lobby_changes = watch::channel(0).0;
     let name: Arc<str> = Arc::from(name);
     let handle = GameRef {
         name: name.clone(),
         commands,
         version: version.subscribe(),
         store_version: store_version.clone(),
+        lobby_changes: lobby_changes.subscribe(),
     };
     let now = Instant::now();
     let lobby_ends = lobby_ends(&lobby, lifecycle.lobby_ttl, now);
@@ -257,6 +262,7 @@ pub(crate) fn spawn(
         lobby_ends,
         version,
         store_version: store_version.subscribe(),
+        lobby_changes,
         appended: hooks.appended,
         metrics: hooks.metrics,
         lifecycle,
@@ -501,6 +507,11 @@ impl Live {
     async fn handle(&mut self, command: Command) {
         match command {
             Command::Describe { reply } => {
+                if self.game.is_none() && self.store.shared() {
+                    // Another server sharing the store may have seated someone, or started it.
+                    let _ = self.reload_record().await;
+                    self.catch_up().await;
+                }
                 let _ = reply.send(Ok(self.info()));
             }
             Command::SeatOf { token, reply } => {
@@ -574,17 +585,24 @@ impl Live {
         if let Some((text, _)) = self.store.record(&self.name).await?
             && let Ok(lobby) = Lobby::from_record(&text)
         {
+            if self.lobby.seats != lobby.seats || self.lobby.expired != lobby.expired {
+                self.lobby_changes.send_modify(|n| *n += 1);
+            }
             self.lobby.seats = lobby.seats;
             self.lobby.expired = lobby.expired;
         }
         Ok(())
     }
 
+    /// Stores the record; waiting rooms' streams look at the lobby again.
     async fn save_record(&self) -> Result<(), ServiceError> {
         let over = self.status().is_final();
-        self.store
+        let saved = self
+            .store
             .save_game(&self.name, &self.lobby.to_record(), over)
-            .await?;
+            .await;
+        self.lobby_changes.send_modify(|n| *n += 1);
+        saved?;
         Ok(())
     }
 

@@ -125,6 +125,11 @@ async fn game_stream(
             .ok()
     };
     let mut version_rx = game.version.clone();
+    let mut lobby_rx = game.lobby_changes.clone();
+    let mut lobby_sent: Option<pb::Game> = None;
+    // While the game waits for players, a shared store's lobby is looked at again this often
+    // (another server may seat someone).
+    let lobby_poll = heartbeat.min(std::time::Duration::from_secs(1));
     let from_now = after == 0;
     let mut view_due = include_view || from_now;
     let mut replica: Option<Game> = None;
@@ -133,6 +138,7 @@ async fn game_stream(
     let mut task_gone = false;
     loop {
         version_rx.borrow_and_update();
+        lobby_rx.borrow_and_update();
         let tail = match read_tail(game, store, cursor).await {
             Ok(tail) => tail,
             Err(error) => {
@@ -171,6 +177,23 @@ async fn game_stream(
             },
         };
         let fresh = !batch.is_empty();
+        let waiting = replica.is_none() && tail.version == 0;
+        if waiting && !task_gone {
+            match game.ask(|reply| Command::Describe { reply }).await {
+                Ok(info) => {
+                    let lobby = convert::game(&info);
+                    if lobby_sent.as_ref() != Some(&lobby) {
+                        lobby_sent = Some(lobby.clone());
+                        send(Kind::Lobby(lobby)).await?;
+                    }
+                }
+                Err(ServiceError::Stopping) => task_gone = true,
+                Err(error) => {
+                    let _ = tx.send(Err(error.into())).await;
+                    return None;
+                }
+            }
+        }
         if fresh {
             metrics.observe_lag(batch.len());
         }
@@ -254,6 +277,12 @@ async fn game_stream(
                     task_gone = true;
                 }
             }
+            changed = lobby_rx.changed(), if waiting => {
+                if changed.is_err() {
+                    task_gone = true;
+                }
+            }
+            () = tokio::time::sleep(lobby_poll), if waiting && store.shared() => {}
             () = tokio::time::sleep(heartbeat) => send(Kind::Heartbeat(pb::Heartbeat {})).await?,
             () = tx.closed() => return None,
         }

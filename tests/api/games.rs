@@ -53,6 +53,7 @@ pub async fn drain(
                 seen.push(e);
             }
             Kind::Heartbeat(_) | Kind::CaughtUp(_) | Kind::Prompt(_) => {}
+            Kind::Lobby(_) => panic!("a started game's stream sends no lobby"),
         }
     }
     seen

@@ -65,6 +65,7 @@ async fn a_dropped_stream_resumes_from_its_last_event_without_gap_or_duplicate()
                 break;
             }
             Kind::View(_) => panic!("no view unless asked"),
+            Kind::Lobby(_) => panic!("a started game's stream sends no lobby"),
             Kind::Heartbeat(_) | Kind::Prompt(_) => {}
         }
     }
@@ -234,5 +235,98 @@ async fn a_seat_stream_prompts_the_seat_with_its_legal_actions_when_it_may_act()
             Kind::CaughtUp(_) => break,
             _ => {}
         }
+    }
+}
+
+/// The next message that is not a heartbeat.
+async fn next_message(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> Kind {
+    loop {
+        match next_event(stream).await.kind.unwrap() {
+            Kind::Heartbeat(_) => {}
+            other => return other,
+        }
+    }
+}
+
+fn taken(kind: &Kind) -> Vec<bool> {
+    match kind {
+        Kind::Lobby(game) => {
+            assert_eq!(game.status, pb::GameStatus::Waiting as i32);
+            game.seats.iter().map(|s| s.taken).collect()
+        }
+        other => panic!("expected the lobby, got {other:?}"),
+    }
+}
+
+async fn join(client: &mut Client, game: &str, seat: u32) -> String {
+    client
+        .join_game(pb::JoinGameRequest {
+            game: game.into(),
+            seat: Some(seat),
+            player_name: format!("p{seat}"),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .seat_token
+}
+
+#[tokio::test]
+async fn a_waiting_rooms_stream_sends_the_lobby_on_every_change_then_the_game() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let game = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(options(pb::Ruleset::Flip, 3)),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .name;
+    let t0 = join(&mut client, &game, 0).await;
+    let mut seat = open_stream(&mut client, &game, Some(&t0), 0).await;
+    let mut watcher = open_stream(&mut client, &game, None, 0).await;
+    assert_eq!(taken(&next_message(&mut seat).await), [true, false, false]);
+    assert_eq!(
+        taken(&next_message(&mut watcher).await),
+        [true, false, false]
+    );
+    join(&mut client, &game, 2).await;
+    assert_eq!(taken(&next_message(&mut seat).await), [true, false, true]);
+    assert_eq!(
+        taken(&next_message(&mut watcher).await),
+        [true, false, true]
+    );
+    join(&mut client, &game, 1).await;
+    assert_eq!(taken(&next_message(&mut seat).await), [true, true, true]);
+    // A refused join changes nothing and sends nothing.
+    let refused = client
+        .join_game(pb::JoinGameRequest {
+            game: game.clone(),
+            seat: Some(1),
+            player_name: "late".into(),
+        })
+        .await;
+    assert!(refused.is_err());
+    client
+        .start_game(authed(pb::StartGameRequest { game: game.clone() }, &t0))
+        .await
+        .unwrap();
+    // Started: a view of the dealt table comes next (no other lobby in between).
+    let now = game_version(&mut client, &game).await;
+    match next_message(&mut seat).await {
+        Kind::View(v) => {
+            assert_eq!(v.seat, Some(0));
+            assert!(!v.hand.is_empty());
+            assert!(v.version >= 1 && v.version <= now);
+        }
+        other => panic!("expected the view, got {other:?}"),
+    }
+    assert_eq!(taken(&next_message(&mut watcher).await), [true, true, true]);
+    match next_message(&mut watcher).await {
+        Kind::View(v) => assert!(v.hand.is_empty() && v.seat.is_none()),
+        other => panic!("expected the view, got {other:?}"),
     }
 }

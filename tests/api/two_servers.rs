@@ -189,3 +189,55 @@ async fn two_servers_on_one_postgres_share_games() {
         assert_eq!(versions, (1..=*last).collect::<Vec<_>>(), "{game}");
     }
 }
+
+/// A waiting room followed on server A sees a seat taken through server B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_room_on_one_server_sees_a_seat_taken_on_the_other() {
+    use pb::subscribe_response::Kind;
+    let (Some(a_store), Some(b_store)) = (test_postgres().await, test_postgres().await) else {
+        return;
+    };
+    let (server_a, server_b) = (start_server(a_store).await, start_server(b_store).await);
+    let mut a = client(server_a.addr).await;
+    let mut b = client(server_b.addr).await;
+    let game = a
+        .create_game(pb::CreateGameRequest {
+            options: Some(options(pb::Ruleset::Flip, 2)),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .name;
+    let mut stream = a
+        .subscribe(pb::SubscribeRequest {
+            game: game.clone(),
+            after_version: 0,
+            include_view: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut next_lobby = async || loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("a message within 10 s")
+            .unwrap()
+            .unwrap();
+        match message.kind.unwrap() {
+            Kind::Lobby(g) => return g.seats.iter().map(|s| s.taken).collect::<Vec<_>>(),
+            Kind::Heartbeat(_) => {}
+            other => panic!("expected the lobby, got {other:?}"),
+        }
+    };
+    assert_eq!(next_lobby().await, [false, false]);
+    b.join_game(pb::JoinGameRequest {
+        game: game.clone(),
+        seat: Some(1),
+        player_name: "b".into(),
+    })
+    .await
+    .unwrap();
+    assert_eq!(next_lobby().await, [false, true]);
+}

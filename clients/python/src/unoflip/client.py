@@ -233,7 +233,7 @@ class Seat:
         heartbeats: bool = False,
     ) -> Iterator[service_pb2.SubscribeResponse]:
         """The seat's stream: events after `after`, then live ones, with `view`, `caught_up` and
-        `prompt` messages. When the connection drops (or the server restarts), it reconnects from
+        `prompt` messages (and `lobby`, the game with its seats, while it waits for players). When the connection drops (or the server restarts), it reconnects from
         the last event received, so the events come without gap or duplicate; it gives up with
         UnoflipError after `resume_for` seconds without a connection."""
         last = after

@@ -168,18 +168,20 @@ class Prompt(_message.Message):
     def __init__(self, version: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.Action, _Mapping]]] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SubscribeResponse(_message.Message):
-    __slots__ = ("view", "event", "heartbeat", "caught_up", "prompt")
+    __slots__ = ("view", "event", "heartbeat", "caught_up", "prompt", "lobby")
     VIEW_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
+    LOBBY_FIELD_NUMBER: _ClassVar[int]
     view: _game_pb2.View
     event: _game_pb2.Event
     heartbeat: Heartbeat
     caught_up: CaughtUp
     prompt: Prompt
-    def __init__(self, view: _Optional[_Union[_game_pb2.View, _Mapping]] = ..., event: _Optional[_Union[_game_pb2.Event, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., caught_up: _Optional[_Union[CaughtUp, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ...) -> None: ...
+    lobby: _game_pb2.Game
+    def __init__(self, view: _Optional[_Union[_game_pb2.View, _Mapping]] = ..., event: _Optional[_Union[_game_pb2.Event, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., caught_up: _Optional[_Union[CaughtUp, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., lobby: _Optional[_Union[_game_pb2.Game, _Mapping]] = ...) -> None: ...
 
 class SubscribeAllRequest(_message.Message):
     __slots__ = ("after_position",)

@@ -187,7 +187,8 @@ class UnoFlipServiceServicer:
     def Subscribe(self, request, context):
         """The game's events after a number, projected for the token's seat (or a spectator), then the
         live ones: gapless, in order, with heartbeats when idle and a marker once caught up. A seat's
-        stream also says when the seat may act, with its legal actions (Prompt).
+        stream also says when the seat may act, with its legal actions (Prompt). Before the game
+        starts, the stream sends the lobby (who sits where) each time it changes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
