@@ -35,7 +35,8 @@ export function loadSeat(game: string): SeatKey | undefined {
   }
 }
 
-/** The call options that authorize a seat. */
-export function authorized(token: string, signal?: AbortSignal) {
-  return { headers: { authorization: `Bearer ${token}` }, signal };
+/** The call options that authorize a seat; without a token, a spectator's. */
+export function authorized(token: string | undefined, signal?: AbortSignal) {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  return { headers, signal };
 }

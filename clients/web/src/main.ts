@@ -1,10 +1,13 @@
-// The unoflip web client: a lobby (create, list, join games) and a table (the view of one seat,
-// its legal actions as buttons, a log of events in words), all over grpc-web.
+// The unoflip web client: a lobby (create, list, join or watch games), a waiting room and a
+// table (the view of one seat or of a spectator, its legal actions as buttons, a log of events in
+// words), all over grpc-web.
 //
 // The page keeps no game state of its own beyond the last View: the server's view and its
-// `legal_actions` are the truth, the stream (`Subscribe`) says when they change, and a dropped
-// stream resumes after the last event it delivered. The seat's token is kept in localStorage and
-// the game in the URL (`#games/<id>`), so a reload comes back to the same seat.
+// `legal_actions` are the truth, the stream (`Subscribe`) says when they change (in the waiting
+// room too: it sends the lobby on every change), and a dropped stream resumes after the last
+// event it delivered. The seat's token is kept in localStorage and the game in the URL
+// (`#games/<id>`), so a reload comes back to the same seat; a game opened without a seat is
+// watched as a spectator.
 
 import { ConnectError } from "@connectrpc/connect";
 import { Color, Side, type Card, type Face } from "./gen/unoflip/v1/cards_pb";
@@ -20,7 +23,8 @@ import {
   type HouseRules,
   type View,
 } from "./gen/unoflip/v1/game_pb";
-import { authorized, client, loadSeat, saveSeat, type SeatKey } from "./api";
+import { authorized, client, loadSeat, saveSeat } from "./api";
+import { Kind } from "./gen/unoflip/v1/cards_pb";
 import { actionWords, activeFace, colorName, eventWords, faceName, otherFace } from "./words";
 
 const HOUSE_RULES: [keyof HouseRuleFlags, string][] = [
@@ -115,17 +119,30 @@ async function createGame(): Promise<void> {
 
 async function listGames(): Promise<void> {
   try {
-    const { games } = await client.listGames({ openOnly: true, pageSize: 50 });
+    const { games } = await client.listGames({ openOnly: false, pageSize: 50 });
     const list = $("#games");
     list.replaceChildren(
-      ...games.map((g) => {
-        const free = g.seats.filter((s) => !s.taken).length;
-        const button = el("button", { class: "join", "data-game": g.name }, "Join");
-        button.addEventListener("click", () => void join(g.name));
-        return el("li", {}, `${g.name}: ${rulesetName(g)}, ${free} of ${g.seats.length} seats free `, button);
-      }),
+      ...games
+        .filter((g) => g.status !== GameStatus.UNSPECIFIED)
+        .map((g) => {
+          const free = g.seats.filter((s) => !s.taken).length;
+          const waiting = g.status === GameStatus.WAITING;
+          const button = waiting
+            ? el("button", { type: "button", class: "join", "data-game": g.name, "aria-label": `Join ${g.name}` }, "Join")
+            : el("button", { type: "button", class: "watch", "data-game": g.name, "aria-label": `Watch ${g.name}` }, "Watch");
+          button.addEventListener("click", () => {
+            if (waiting) void join(g.name);
+            else location.hash = g.name;
+          });
+          const state = waiting
+            ? `${free} of ${g.seats.length} seats free`
+            : g.status === GameStatus.PLAYING
+              ? `playing, ${g.seats.length} seats`
+              : "finished";
+          return el("li", { "data-status": waiting ? "waiting" : g.status === GameStatus.PLAYING ? "playing" : "finished" }, `${g.name}: ${rulesetName(g)}, ${state} `, button);
+        }),
     );
-    if (games.length === 0) list.replaceChildren(el("li", {}, "No open games."));
+    if (games.length === 0) list.replaceChildren(el("li", {}, "No games yet."));
   } catch (error) {
     showError(error);
   }
@@ -150,7 +167,7 @@ function rulesetName(g: Game): string {
 async function join(game: string): Promise<void> {
   clearError();
   try {
-    const joined = await client.joinGame({ game, playerName: "web" });
+    const joined = await client.joinGame({ game, playerName: playerName() });
     const key = { game, seat: joined.seat, token: joined.seatToken };
     saveSeat(key);
     location.hash = game;
@@ -163,37 +180,96 @@ async function join(game: string): Promise<void> {
 // ----- waiting for the start -----
 
 let table: Table | undefined;
+// The waiting room's stream, closed when the page leaves it.
+let waitingRoom: AbortController | undefined;
 
-async function enter(key: SeatKey): Promise<void> {
+/** A game the page shows: with a seat, or watched (no seat, no token). */
+type Place = { game: string; seat?: number; token?: string };
+
+function leaveScreens(): void {
   table?.close();
   table = undefined;
+  waitingRoom?.abort();
+  waitingRoom = undefined;
+}
+
+// Counts the screens entered: an older `enter` still waiting for its answer gives way.
+let entered = 0;
+
+async function enter(key: Place): Promise<void> {
+  const mine = ++entered;
+  leaveScreens();
   const { game } = await client.getGame({ name: key.game });
-  if (!game) return;
+  if (!game || mine !== entered) return;
   if (game.status === GameStatus.WAITING) {
-    screen("waiting");
-    const seats = game.seats
-      .map((s) => `seat ${s.seat}: ${s.playedByServer ? "bot" : s.taken ? s.playerName || "taken" : "free"}`)
-      .join(", ");
-    const bots = game.seats.some((s) => s.playedByServer) ? `, ${botLevelName(game)} bots` : "";
-    $("#waiting-info").textContent = `${game.name} (${rulesetName(game)}${bots}), you are seat ${key.seat}. ${seats}`;
-    const start = $<HTMLButtonElement>("#start");
-    start.onclick = async () => {
-      try {
-        await client.startGame({ game: key.game }, authorized(key.token));
-        await enter(key);
-      } catch (error) {
-        showError(error);
-      }
-    };
-    // Another player may start it: look again in a moment.
-    window.setTimeout(() => {
-      if (location.hash.slice(1) === key.game && !$("#waiting").hidden) void enter(key);
-    }, 1000);
+    wait(key, game);
     return;
   }
   screen("table");
   table = new Table(key, game);
   table.run();
+}
+
+/** The waiting room: follows the game's stream, which sends the lobby on every change and the
+ * game's first events once it starts. */
+function wait(key: Place, game: Game): void {
+  screen("waiting");
+  showLobby(key, game);
+  const abort = new AbortController();
+  waitingRoom = abort;
+  void (async () => {
+    let delay = 250;
+    while (!abort.signal.aborted) {
+      try {
+        const stream = client.subscribe({ game: key.game, afterVersion: 0n, includeView: false }, authorized(key.token, abort.signal));
+        for await (const message of stream) {
+          delay = 250;
+          const m = message.kind;
+          if (m.case === "lobby") showLobby(key, m.value);
+          else if (m.case === "view" || m.case === "event") {
+            // Started (or expired): the table takes over.
+            if (!abort.signal.aborted) void enter(key).catch(showError);
+            return;
+          }
+        }
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        console.warn("waiting room stream dropped; resuming", error);
+      }
+      await new Promise((r) => window.setTimeout(r, delay));
+      delay = Math.min(delay * 2, 4000);
+    }
+  })();
+}
+
+function showLobby(key: Place, game: Game): void {
+  const taken = game.seats.filter((s) => s.taken).length;
+  const bots = game.seats.some((s) => s.playedByServer) ? `, ${botLevelName(game)} bots` : "";
+  const you = key.seat === undefined ? "you are watching" : `you are seat ${key.seat}`;
+  $("#waiting-info").textContent = `${game.name} (${rulesetName(game)}${bots}), ${you}. ${taken} of ${game.seats.length} seats taken.`;
+  $("#waiting-seats").replaceChildren(
+    ...game.seats.map((s) =>
+      el(
+        "li",
+        { "data-seat": String(s.seat), class: s.taken ? "taken" : "free" },
+        `Seat ${s.seat}: ${s.playedByServer ? "bot" : s.taken ? s.playerName || "a player" : "free"}${s.seat === key.seat ? " (you)" : ""}`,
+      ),
+    ),
+  );
+  const start = $<HTMLButtonElement>("#start");
+  const joinButton = $<HTMLButtonElement>("#waiting-join");
+  start.hidden = key.token === undefined;
+  joinButton.hidden = key.token !== undefined || taken === game.seats.length;
+  start.disabled = taken < game.seats.length;
+  $("#waiting-hint").textContent = taken < game.seats.length ? `Waiting for ${game.seats.length - taken} more player${game.seats.length - taken === 1 ? "" : "s"}.` : "Every seat is taken.";
+  start.onclick = async () => {
+    try {
+      await client.startGame({ game: key.game }, authorized(key.token));
+    } catch (error) {
+      showError(error);
+    }
+  };
+  joinButton.onclick = () => void join(key.game);
 }
 
 // ----- the table -----
@@ -214,15 +290,23 @@ class Table {
   // The last round whose result the player closed: its box stays closed (until the match ends).
   private closedRound = 0;
 
+  // What the live region last said about the turn.
+  private announced = "";
+  // The top discard last shown, to animate a new one.
+  private lastTop?: number;
+
   constructor(
-    private readonly key: SeatKey,
-    game: Game,
+    private readonly key: Place,
+    private readonly game: Game,
   ) {
     this.names = new Map(
       game.seats.map((s) => [s.seat, s.playedByServer ? `bot ${s.seat}` : s.playerName ? `${s.playerName} ${s.seat}` : `seat ${s.seat}`]),
     );
     $("#log").replaceChildren();
-    $("#game-name").textContent = `${game.name}: ${rulesetName(game)}, you are seat ${key.seat}`;
+    const you = key.seat === undefined ? "you are watching" : `you are seat ${key.seat}`;
+    $("#game-name").textContent = `${game.name}: ${rulesetName(game)}, ${you}`;
+    $("#hand-area").hidden = key.seat === undefined;
+    document.body.classList.toggle("spectating", key.seat === undefined);
     this.timer = window.setInterval(() => this.countdown(), 250);
   }
 
@@ -313,7 +397,24 @@ class Table {
     this.renderHand(view);
     this.renderActions(view);
     this.renderResult(view);
+    this.announce(view);
     document.body.dataset.version = String(view.version);
+  }
+
+  /** Says whose turn it is in the polite live region when the turn changes hands. */
+  private announce(v: View): void {
+    const text =
+      v.awaiting === Awaiting.MATCH_OVER
+        ? "The match is over."
+        : v.turn === this.key.seat
+          ? "Your turn."
+          : `${this.who(v.turn)}'s turn.`;
+    const key = `${v.round}/${v.turn}/${v.awaiting === Awaiting.MATCH_OVER}`;
+    if (key === this.announced) return;
+    const mine = v.turn === this.key.seat && v.awaiting !== Awaiting.MATCH_OVER;
+    if (mine && this.announced !== "") beep();
+    this.announced = key;
+    $("#announce").textContent = text;
   }
 
   private renderStatus(v: View): void {
@@ -338,7 +439,11 @@ class Table {
   }
 
   private renderPlayers(v: View): void {
-    const rows = v.players.map((p) => {
+    // Around the table clockwise, starting at the seat after the viewer's, the viewer last.
+    const n = v.players.length;
+    const from = this.key.seat === undefined ? 0 : this.key.seat + 1;
+    const around = [...v.players].sort((a, b) => ((a.seat - from + n) % n) - ((b.seat - from + n) % n));
+    const rows = around.map((p) => {
       const backs = el("span", { class: "backs" }, ...p.backs.map((f) => faceChip(f)));
       const flags = [p.unoExposed ? "UNO? (catchable)" : "", p.outPlace ? `out #${p.outPlace}` : ""].filter(Boolean).join(" ");
       return el(
@@ -348,8 +453,8 @@ class Table {
           "data-seat": String(p.seat),
         },
         el("span", { class: "name" }, this.who(p.seat)),
-        el("span", { class: "count" }, String(p.cardCount)),
-        " cards ",
+        el("span", { class: "count", "aria-label": `${p.cardCount} cards` }, String(p.cardCount)),
+        el("span", { class: "unit", "aria-hidden": "true" }, " cards "),
         p.seat === this.key.seat ? "" : backs,
         el("span", { class: "flags" }, flags),
         el("span", { class: "score" }, String(p.score)),
@@ -362,12 +467,15 @@ class Table {
     const top = v.discard.at(-1);
     $("#draw-pile").replaceChildren(
       el("div", { class: "label" }, `Draw pile: `, el("span", { id: "draw-count" }, String(v.drawCount))),
-      v.drawTop ? faceChip(v.drawTop, "back") : el("div", { class: "card back" }, "UNO"),
+      v.drawTop
+        ? faceChip(v.drawTop, "back", `draw pile's top card shows ${faceName(v.drawTop)}`)
+        : el("div", { class: "card back", role: "img", "aria-label": "draw pile" }, "UNO"),
     );
-    $("#discard").replaceChildren(
-      el("div", { class: "label" }, "Discard"),
-      top ? cardElement(top, v.side, {}) : el("div", { class: "card" }, "—"),
-    );
+    const shown = top ? cardElement(top, v.side, { role: "img" }, "div") : el("div", { class: "card" }, "—");
+    if (top && this.lastTop !== undefined && top.id !== this.lastTop) shown.classList.add("arrive");
+    this.lastTop = top?.id;
+    $("#discard").replaceChildren(el("div", { class: "label" }, "Discard"), shown);
+    $("#table").classList.toggle("dark", v.side === Side.DARK);
   }
 
   private plays(v: View): Action[] {
@@ -378,12 +486,15 @@ class Table {
     const plays = this.plays(v);
     const uno = $<HTMLInputElement>("#uno-toggle");
     $("#uno-label").hidden = !plays.some((a) => a.kind.case === "playCard" && a.kind.value.uno);
-    const cards = v.hand.map((card) => {
+    const sorted = $<HTMLInputElement>("#sort-hand").checked;
+    const hand = sorted ? [...v.hand].sort((a, b) => sortKey(a, v.side) - sortKey(b, v.side)) : v.hand;
+    const cards = hand.map((card) => {
       const mine = plays.filter((a) => a.kind.case === "playCard" && a.kind.value.card === card.id && a.kind.value.moreCards.length === 0);
       const node = cardElement(card, v.side, {
         "data-card-id": String(card.id),
         class: mine.length ? "playable" : "",
-        title: mine.length ? "Click to play" : "",
+        title: mine.length ? "Play it" : "",
+        "aria-disabled": mine.length ? "false" : "true",
       });
       if (v.drawnCard === card.id) node.classList.add("drawn");
       if (mine.length) {
@@ -420,20 +531,20 @@ class Table {
       if (k.case === "playCard" && k.value.moreCards.length === 0) {
         // A wild chosen in the hand: its colors.
         if (k.value.card === this.wildCard && k.value.color !== Color.UNSPECIFIED && k.value.uno === wantUno) {
-          const b = el("button", { class: `color c-${colorName(k.value.color)}`, "data-color": colorName(k.value.color) }, colorName(k.value.color));
+          const b = el("button", { type: "button", class: `color c-${colorName(k.value.color)}`, "data-color": colorName(k.value.color) }, colorName(k.value.color));
           b.addEventListener("click", () => void this.submit(action));
           colorButtons.push(b);
         }
         continue;
       }
       if (k.case === "chooseColor") {
-        const b = el("button", { class: `color c-${colorName(k.value.color)}`, "data-color": colorName(k.value.color) }, colorName(k.value.color));
+        const b = el("button", { type: "button", class: `color c-${colorName(k.value.color)}`, "data-color": colorName(k.value.color) }, colorName(k.value.color));
         b.addEventListener("click", () => void this.submit(action));
         colorButtons.push(b);
         continue;
       }
       if (k.case === "playCard" && k.value.uno !== wantUno) continue;
-      const b = el("button", { "data-kind": k.case ?? "" }, actionWords(action, this.who, this.cardName));
+      const b = el("button", { type: "button", "data-kind": k.case ?? "" }, actionWords(action, this.who, this.cardName));
       b.addEventListener("click", () => void this.submit(action));
       buttons.push(b);
     }
@@ -474,8 +585,37 @@ class Table {
         el("tr", {}, el("th", {}, "Seat"), el("th", {}, "Hand"), el("th", {}, "Points"), el("th", {}, "Total")),
         ...rows,
       ),
-      over ? "" : close,
+      over ? this.endButtons() : close,
     );
+  }
+
+  /** At the match's end: a rematch (same options, same bot seats, this seat) and the lobby. */
+  private endButtons(): HTMLElement {
+    const lobby = el("button", { type: "button", id: "back-to-lobby" }, "Back to the lobby");
+    lobby.addEventListener("click", () => {
+      location.hash = "";
+    });
+    const bar = el("p", { class: "end" }, lobby);
+    if (this.key.seat !== undefined && this.game.options) {
+      const rematch = el("button", { type: "button", id: "rematch" }, "Rematch");
+      rematch.addEventListener("click", () => void this.rematch());
+      bar.prepend(rematch, " ");
+    }
+    return bar;
+  }
+
+  private async rematch(): Promise<void> {
+    clearError();
+    try {
+      const created = await client.createGame({ options: this.game.options });
+      const name = created.game?.name;
+      if (!name) return;
+      const joined = await client.joinGame({ game: name, seat: this.key.seat, playerName: playerName() });
+      saveSeat({ game: name, seat: joined.seat, token: joined.seatToken });
+      location.hash = name;
+    } catch (error) {
+      showError(error);
+    }
   }
 
   private countdown(): void {
@@ -495,7 +635,7 @@ class Table {
     clearError();
     this.wildCard = undefined;
     const v = this.view;
-    if (!v) return;
+    if (!v || this.key.token === undefined) return;
     try {
       const answer = await client.submitAction(
         { game: this.key.game, action, requestId: requestId(), expectedVersion: v.version },
@@ -517,33 +657,78 @@ function requestId(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function faceChip(face: Face, extra = ""): HTMLElement {
-  return el("span", { class: `face c-${colorName(face.color) || "wild"} ${extra}`.trim() }, faceName(face));
+function faceChip(face: Face, extra = "", label = ""): HTMLElement {
+  const attrs: Record<string, string> = { class: `face c-${colorName(face.color) || "wild"} ${extra}`.trim() };
+  if (label) Object.assign(attrs, { role: "img", "aria-label": label });
+  return el("span", attrs, faceName(face));
 }
 
-/** A card with its active face large and its other face small (both faces of the viewer's own cards). */
-function cardElement(card: Card, side: Side, attrs: Record<string, string>): HTMLElement {
+/** A card with its active face large and its other face small (both faces of the viewer's own
+ * cards): a button (in the hand) or an image (the discard), named "pink 5, other side wild". */
+function cardElement(card: Card, side: Side, attrs: Record<string, string>, tag: "button" | "div" = "button"): HTMLElement {
   const active = activeFace(card, side);
   const other = otherFace(card, side);
   const node = el(
-    "div",
-    { ...attrs, class: `card c-${colorName(active?.color ?? Color.UNSPECIFIED) || "wild"} ${attrs.class ?? ""}`.trim() },
+    tag,
+    {
+      ...(tag === "button" ? { type: "button" } : {}),
+      ...attrs,
+      class: `card c-${colorName(active?.color ?? Color.UNSPECIFIED) || "wild"} ${attrs.class ?? ""}`.trim(),
+    },
     el("span", { class: "active" }, faceName(active)),
   );
-  if (other) node.append(el("span", { class: `other c-${colorName(other.color) || "wild"}` }, faceName(other)));
+  // The name read out is the text: "pink 5, other side wild".
+  if (tag === "div") node.setAttribute("aria-label", other ? `${faceName(active)}, other side ${faceName(other)}` : faceName(active));
+  if (other) {
+    node.append(
+      el("span", { class: "visually-hidden" }, ", other side "),
+      el("span", { class: `other c-${colorName(other.color) || "wild"}` }, faceName(other)),
+    );
+  }
   return node;
+}
+
+/** Where a card goes in a hand sorted by color and value (wilds last) on the side up. */
+function sortKey(card: Card, side: Side): number {
+  const face = activeFace(card, side);
+  if (!face) return 1e6;
+  const color = face.color === Color.UNSPECIFIED ? 99 : face.color;
+  const value = face.kind === Kind.NUMBER ? face.number : 20 + face.kind;
+  return color * 1000 + value * 4 + (card.id % 4) / 8;
+}
+
+/** A short tone when the turn comes to the viewer, if the sound is on (off by default). */
+function beep(): void {
+  if (!$<HTMLInputElement>("#sound").checked) return;
+  try {
+    const audio = new AudioContext();
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = 660;
+    gain.gain.value = 0.08;
+    tone.connect(gain).connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.12);
+    tone.onended = () => void audio.close();
+  } catch {
+    // no audio here
+  }
+}
+
+/** The name this browser plays under (the lobby's name field), "web" when empty. */
+function playerName(): string {
+  return $<HTMLInputElement>("#player-name").value.trim() || "web";
 }
 
 // ----- start -----
 
 function route(): void {
   const game = decodeURIComponent(location.hash.slice(1));
-  const key = game ? loadSeat(game) : undefined;
-  if (key) {
-    void enter(key).catch(showError);
+  if (game) {
+    // A seat this browser holds, else the game as a spectator sees it.
+    void enter(loadSeat(game) ?? { game }).catch(showError);
   } else {
-    table?.close();
-    table = undefined;
+    leaveScreens();
     screen("lobby");
     void listGames();
   }
@@ -551,8 +736,23 @@ function route(): void {
 
 buildLobby();
 $("#uno-toggle").addEventListener("change", () => table?.rerender());
-$("#leave").addEventListener("click", () => {
-  location.hash = "";
-});
+// Preferences kept in this browser: the name, sorting the hand, the sound.
+const name = $<HTMLInputElement>("#player-name");
+name.value = localStorage.getItem("unoflip:name") ?? "";
+name.addEventListener("change", () => localStorage.setItem("unoflip:name", name.value.trim()));
+for (const [id, fallback] of [["sort-hand", true], ["sound", false]] as const) {
+  const box = $<HTMLInputElement>(`#${id}`);
+  const kept = localStorage.getItem(`unoflip:${id}`);
+  box.checked = kept === null ? fallback : kept === "1";
+  box.addEventListener("change", () => {
+    localStorage.setItem(`unoflip:${id}`, box.checked ? "1" : "0");
+    table?.rerender();
+  });
+}
+for (const id of ["#leave", "#waiting-lobby"]) {
+  $(id).addEventListener("click", () => {
+    location.hash = "";
+  });
+}
 window.addEventListener("hashchange", route);
 route();

@@ -14,7 +14,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
+
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = process.env.UNOFLIP_BIN ?? resolve(here, "../../../target/debug/unoflip");
@@ -130,6 +133,22 @@ async function createGame(page, url, { seats, bots, singleRound = true, house = 
   return decodeURIComponent(new URL(page.url()).hash.slice(1));
 }
 
+/** axe-core's serious and critical violations on the page as it is now. */
+async function accessibilityProblems(page) {
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")})`);
+}
+
+/** Plays the seat's moves until `done()` holds. */
+async function playUntil(page, done, tries = 3000) {
+  for (let i = 0; i < tries && !(await done()); i++) {
+    if (!(await move(page))) await page.waitForTimeout(40);
+  }
+}
+
 async function screenshot(page, name) {
   mkdirSync(OUT, { recursive: true });
   await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
@@ -211,6 +230,12 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     assert.match(await page.locator("#round-result h2").textContent(), /Match over/);
     assert.match(await page.locator("#turn").textContent(), /match is over/);
     await screenshot(page, "round-over");
+    // A rematch: a new game with the same options and bots, this person in the same seat.
+    await page.click("#rematch");
+    await page.waitForFunction((g) => decodeURIComponent(location.hash.slice(1)) !== g, game);
+    await page.waitForSelector("#waiting:not([hidden])");
+    assert.match(await page.locator("#waiting-info").textContent(), /expert bots\), you are seat 0\. 4 of 4 seats taken/);
+    assert.equal(await page.locator("#start").isEnabled(), true);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -332,5 +357,123 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     await page.waitForFunction((n) => document.querySelectorAll("#log li").length > n, logBefore, {
       timeout: 5000,
     });
+  });
+
+  test("the waiting room follows the game's stream, and a running game can be watched", async () => {
+    const a = await (await browser.newContext()).newPage();
+    const getGames = [];
+    a.on("request", (r) => {
+      if (r.url().endsWith("/GetGame")) getGames.push(r.url());
+    });
+    const game = await createGame(a, server.url, { seats: 3, bots: 1, singleRound: false });
+    assert.match(await a.locator("#waiting-hint").textContent(), /Waiting for 1 more player/);
+    assert.equal(await a.locator("#start").isEnabled(), false, "no start before every seat is taken");
+    const before = getGames.length;
+    // Another person joins: A's waiting room shows it without asking again.
+    const b = await (await browser.newContext()).newPage();
+    await b.goto(server.url);
+    await b.waitForSelector("#lobby:not([hidden])");
+    await b.click("#refresh");
+    await b.click(`button.join[data-game="${game}"]`);
+    await b.waitForSelector("#waiting:not([hidden])");
+    await a.waitForFunction(() => document.querySelectorAll("#waiting-seats li.taken").length === 3, null, { timeout: 5000 });
+    assert.equal(await a.locator("#start").isEnabled(), true);
+    await a.waitForTimeout(1500);
+    assert.equal(getGames.length, before, "the waiting room does not poll GetGame");
+    // B starts; A's table opens from the stream.
+    await b.click("#start");
+    await a.waitForSelector("#table:not([hidden]) #hand .card", { timeout: 10000 });
+    await b.waitForSelector("#table:not([hidden]) #hand .card", { timeout: 10000 });
+
+    // A third person watches it from the lobby: the table, live, without any hand.
+    const c = await (await browser.newContext()).newPage();
+    await c.goto(server.url);
+    await c.waitForSelector("#lobby:not([hidden])");
+    await c.click("#refresh");
+    assert.equal(await c.locator(`button.join[data-game="${game}"]`).count(), 0);
+    await c.click(`button.watch[data-game="${game}"]`);
+    await c.waitForSelector("#table:not([hidden]) #players .player");
+    assert.match(await c.locator("#game-name").textContent(), /you are watching/);
+    assert.equal(await c.locator("#hand-area").isVisible(), false);
+    assert.equal(await c.locator("[data-card-id]").count(), 0, "a spectator is shown no card of any hand");
+    assert.equal(await c.locator("#players .player").count(), 3);
+    // It follows the moves of both players.
+    const start = Number(await version(c));
+    for (let i = 0; i < 40 && Number(await version(c)) < start + 3; i++) {
+      if (!(await move(a)) && !(await move(b))) await a.waitForTimeout(50);
+    }
+    await c.waitForFunction((v) => Number(document.body.dataset.version) >= v, start + 3, { timeout: 10000 });
+    assert.deepEqual(await accessibilityProblems(c), []);
+  });
+
+  test("keyboard and screen reader: cards are named buttons, every action is reached with Tab, turns are announced", async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(server.url);
+    await page.waitForSelector("#lobby:not([hidden])");
+    assert.deepEqual(await accessibilityProblems(page), [], "the lobby");
+    await createGame(page, server.url, { seats: 2, bots: 1, singleRound: false });
+    assert.deepEqual(await accessibilityProblems(page), [], "the waiting room");
+    await page.click("#start");
+    await page.waitForSelector("#turn.mine", { timeout: 20000 });
+    assert.equal(await page.locator("#announce").getAttribute("aria-live"), "polite");
+    assert.equal(await page.locator("#announce").textContent(), "Your turn.");
+    const labels = await page.$$eval("#hand .card", (cards) => cards.map((c) => `${c.tagName} ${c.textContent}`));
+    assert.ok(labels.length >= 7);
+    for (const label of labels) assert.match(label, /^BUTTON [a-z]+( [a-z0-9]+)*, other side [a-z]+( [a-z0-9]+)*$/);
+    assert.deepEqual(await accessibilityProblems(page), [], "the table");
+    // The sorted hand keeps each color together.
+    const colors = await page.$$eval("#hand .card", (cards) => cards.map((c) => [...c.classList].find((k) => k.startsWith("c-"))));
+    const runs = colors.filter((c, i) => i === 0 || colors[i - 1] !== c);
+    assert.equal(new Set(runs).size, runs.length, `colors grouped: ${colors}`);
+    // With the keyboard only: Tab to the first thing the seat can do, then Enter.
+    const before = await version(page);
+    let reached = "";
+    for (let i = 0; i < 80 && !reached; i++) {
+      await page.keyboard.press("Tab");
+      reached = await page.evaluate(() => {
+        const f = document.activeElement;
+        if (!f) return "";
+        if (f.matches("#hand .card.playable")) return "card";
+        if (f.matches("#actions button")) return "action";
+        return "";
+      });
+    }
+    assert.ok(reached, "Tab reaches a playable card or an action");
+    await page.keyboard.press("Enter");
+    // A wild asks for its color: its buttons are reached with Tab too.
+    if (reached === "card" && (await page.locator("#colors button").count())) {
+      await page.keyboard.press("Tab");
+      for (let i = 0; i < 30 && !(await page.evaluate(() => document.activeElement?.matches("#colors button"))); i++) {
+        await page.keyboard.press("Tab");
+      }
+      await page.keyboard.press("Enter");
+    }
+    await page.waitForFunction((v) => document.body.dataset.version !== v, before, { timeout: 5000 });
+    // The bot moves; the turn comes back, and the live region says so again.
+    await page.waitForFunction(() => document.querySelector("#announce")?.textContent === "Your turn.", null, { timeout: 20000 });
+  });
+
+  test("on a 390x844 phone the table and the whole hand fit the screen on the player's turn", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    await createGame(page, server.url, { seats: 4, bots: 3, singleRound: false });
+    await page.click("#start");
+    for (let checks = 0; checks < 6; checks++) {
+      await page.waitForSelector("#turn.mine", { timeout: 20000 });
+      const boxes = await page.$$eval("#hand .card, #actions button, #colors button, #discard .card", (nodes) =>
+        nodes.map((n) => {
+          const r = n.getBoundingClientRect();
+          return { what: n.textContent, right: r.right, bottom: r.bottom + window.scrollY, width: r.width, height: r.height };
+        }),
+      );
+      for (const b of boxes) {
+        assert.ok(b.right <= 390 && b.bottom <= 844, `${b.what} at ${b.right}x${b.bottom} is off the 390x844 screen`);
+        assert.ok(b.width >= 44 && b.height >= 44, `${b.what} is ${b.width}x${b.height}, under 44 px`);
+      }
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling");
+      if (checks === 0) await screenshot(page, "phone");
+      await move(page);
+      await page.waitForTimeout(100);
+    }
   });
 });
