@@ -7,7 +7,7 @@ use tonic::{Request, Response, Status};
 
 use crate::proto as pb;
 use crate::proto::uno_flip_service_server::UnoFlipService;
-use crate::rules::{Deck, Ruleset};
+use crate::rules::{Deck, Ruleset, Viewer};
 
 use super::convert;
 use super::error::ServiceError;
@@ -223,6 +223,26 @@ impl UnoFlipService for Service {
                     json: crate::rules::encode(e),
                 })
                 .collect(),
+        }))
+    }
+
+    async fn get_replay(
+        &self,
+        request: Request<pb::GetReplayRequest>,
+    ) -> Answer<pb::GetReplayResponse> {
+        let admin = self.registry.is_admin(token(&request).as_deref());
+        let r = request.into_inner();
+        let (last, state, event) = self.registry.replay(&r.game, r.version, admin).await?;
+        let seen = crate::rules::project(&state, &event, Viewer::Spectator);
+        let seats = (0..state.seats())
+            .map(|seat| convert::view(&r.game, &state.view(Viewer::Seat(seat)), None))
+            .collect();
+        Ok(Response::new(pb::GetReplayResponse {
+            version: r.version,
+            last_version: last,
+            event: Some(convert::event(r.version, &seen, None)),
+            table: Some(convert::view(&r.game, &state.view(Viewer::Spectator), None)),
+            seats,
         }))
     }
 }

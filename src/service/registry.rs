@@ -735,6 +735,30 @@ impl Registry {
             .await
     }
 
+    /// Game `name` after its event `version`, for a replay: the log's last version, the state and
+    /// the event. Refused as [`Registry::export`] refuses.
+    pub async fn replay(
+        self: &Arc<Self>,
+        name: &str,
+        version: u64,
+        admin: bool,
+    ) -> Result<(u64, crate::rules::Game, crate::rules::Event), ServiceError> {
+        let events = self.export(name, admin).await?;
+        let last = events.len() as u64;
+        let upto = usize::try_from(version).unwrap_or(usize::MAX);
+        if version == 0 || version > last {
+            return Err(ServiceError::invalid(
+                "VERSION_OUT_OF_RANGE",
+                format!("version {version} is not an event of this game (1 to {last})"),
+            ));
+        }
+        let state = crate::rules::Game::replay(&events[..upto]).map_err(|_| {
+            ServiceError::precondition("GAME_NOT_STARTED", "the game was never started")
+        })?;
+        let event = events[upto - 1].clone();
+        Ok((last, state, event))
+    }
+
     /// The record of game `name`: from its task, else from the store.
     pub(crate) async fn lobby(&self, name: &str) -> Option<Lobby> {
         let live = self.live_ref(name).ok().flatten();

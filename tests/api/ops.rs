@@ -411,3 +411,82 @@ async fn bots_move_after_the_bot_delay() {
         "the bot moved"
     );
 }
+
+async fn replay_at(
+    client: &mut Client,
+    game: &str,
+    version: u64,
+    token: Option<&str>,
+) -> Result<pb::GetReplayResponse, tonic::Status> {
+    let message = pb::GetReplayRequest {
+        game: game.into(),
+        version,
+    };
+    let request = match token {
+        Some(t) => authed(message, t),
+        None => tonic::Request::new(message),
+    };
+    client.get_replay(request).await.map(|r| r.into_inner())
+}
+
+#[tokio::test]
+async fn a_finished_games_replay_shows_every_event_and_every_hand() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let mut o = options(pb::Ruleset::Flip, 3);
+    o.bot_seats = vec![1, 2];
+    let (game, tokens) = started(&mut client, o).await;
+    // A running game's replay would show hidden hands: only the admin token may see it.
+    let status = replay_at(&mut client, &game, 1, None).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::PermissionDenied, "GAME_NOT_FINISHED")
+    );
+    let admin = replay_at(&mut client, &game, 2, Some(ADMIN)).await.unwrap();
+    assert_eq!(admin.version, 2);
+    play_alone_to_the_end(&mut client, &game, &tokens[0], 0).await;
+    let last = game_version(&mut client, &game).await;
+    for bad in [0, last + 1] {
+        let status = replay_at(&mut client, &game, bad, None).await.unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::InvalidArgument, "VERSION_OUT_OF_RANGE")
+        );
+    }
+    // The last moment is the table as it is now, for the spectator and for seat 0.
+    let end = replay_at(&mut client, &game, last, None).await.unwrap();
+    assert_eq!((end.version, end.last_version), (last, last));
+    assert_eq!(end.table, Some(view(&mut client, &game, None).await));
+    assert_eq!(
+        end.seats[0],
+        view(&mut client, &game, Some(&tokens[0])).await
+    );
+    // Every event is the one a spectator's stream gave, and every moment shows each seat's
+    // hand, as many cards as the table counts, no card in two hands.
+    let mut stream = super::games::open_stream(&mut client, &game, None, 1).await;
+    let mut seen = 1;
+    while seen < last {
+        let message = stream.message().await.unwrap().unwrap();
+        let Some(pb::subscribe_response::Kind::Event(event)) = message.kind else {
+            continue;
+        };
+        seen = event.version;
+        let moment = replay_at(&mut client, &game, seen, None).await.unwrap();
+        assert_eq!(moment.event.as_ref(), Some(&event));
+        let table = moment.table.unwrap();
+        assert_eq!(table.version, seen);
+        assert_eq!(moment.seats.len(), 3);
+        let mut ids = std::collections::HashSet::new();
+        for (seat, v) in moment.seats.iter().enumerate() {
+            assert_eq!(v.seat, Some(seat as u32));
+            assert_eq!(v.hand.len() as u32, table.players[seat].card_count);
+            for card in &v.hand {
+                assert!(
+                    ids.insert(card.id),
+                    "card {} in two hands at {seen}",
+                    card.id
+                );
+            }
+        }
+    }
+}

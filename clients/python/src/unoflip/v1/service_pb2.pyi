@@ -228,3 +228,25 @@ class ExportGameResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[ExportedEvent]
     def __init__(self, events: _Optional[_Iterable[_Union[ExportedEvent, _Mapping]]] = ...) -> None: ...
+
+class GetReplayRequest(_message.Message):
+    __slots__ = ("game", "version")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    version: int
+    def __init__(self, game: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+
+class GetReplayResponse(_message.Message):
+    __slots__ = ("version", "last_version", "event", "table", "seats")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    LAST_VERSION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    last_version: int
+    event: _game_pb2.Event
+    table: _game_pb2.View
+    seats: _containers.RepeatedCompositeFieldContainer[_game_pb2.View]
+    def __init__(self, version: _Optional[int] = ..., last_version: _Optional[int] = ..., event: _Optional[_Union[_game_pb2.Event, _Mapping]] = ..., table: _Optional[_Union[_game_pb2.View, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[_game_pb2.View, _Mapping]]] = ...) -> None: ...

@@ -105,6 +105,11 @@ class UnoFlipServiceStub:
                 request_serializer=unoflip_dot_v1_dot_service__pb2.ExportGameRequest.SerializeToString,
                 response_deserializer=unoflip_dot_v1_dot_service__pb2.ExportGameResponse.FromString,
                 _registered_method=True)
+        self.GetReplay = channel.unary_unary(
+                '/unoflip.v1.UnoFlipService/GetReplay',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.GetReplayRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.GetReplayResponse.FromString,
+                _registered_method=True)
 
 
 class UnoFlipServiceServicer:
@@ -210,6 +215,14 @@ class UnoFlipServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetReplay(self, request, context):
+        """One moment of a game's replay: the table after one event, with every seat's hand. Like
+        ExportGame, for finished games, or with the admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_UnoFlipServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -272,6 +285,11 @@ def add_UnoFlipServiceServicer_to_server(servicer, server):
                     servicer.ExportGame,
                     request_deserializer=unoflip_dot_v1_dot_service__pb2.ExportGameRequest.FromString,
                     response_serializer=unoflip_dot_v1_dot_service__pb2.ExportGameResponse.SerializeToString,
+            ),
+            'GetReplay': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetReplay,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.GetReplayRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.GetReplayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -609,6 +627,33 @@ class UnoFlipService:
             '/unoflip.v1.UnoFlipService/ExportGame',
             unoflip_dot_v1_dot_service__pb2.ExportGameRequest.SerializeToString,
             unoflip_dot_v1_dot_service__pb2.ExportGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetReplay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/GetReplay',
+            unoflip_dot_v1_dot_service__pb2.GetReplayRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.GetReplayResponse.FromString,
             options,
             channel_credentials,
             insecure,
