@@ -71,8 +71,8 @@ function clearError(): void {
   $("#error").hidden = true;
 }
 
-function screen(name: "lobby" | "waiting" | "table"): void {
-  for (const id of ["lobby", "waiting", "table"]) $(`#${id}`).hidden = id !== name;
+function screen(name: "lobby" | "waiting" | "table" | "replay"): void {
+  for (const id of ["lobby", "waiting", "table", "replay"]) $(`#${id}`).hidden = id !== name;
 }
 
 // ----- the lobby -----
@@ -134,12 +134,17 @@ async function listGames(): Promise<void> {
             if (waiting) void join(g.name);
             else location.hash = g.name;
           });
+          const extra: HTMLElement[] = [];
+          if (g.status === GameStatus.FINISHED) {
+            const replay = el("a", { class: "replay", href: `#${replayHash(g.name, 1)}`, "data-game": g.name, "aria-label": `Replay ${g.name}` }, "Replay");
+            extra.push(replay);
+          }
           const state = waiting
             ? `${free} of ${g.seats.length} seats free`
             : g.status === GameStatus.PLAYING
               ? `playing, ${g.seats.length} seats`
               : "finished";
-          return el("li", { "data-status": waiting ? "waiting" : g.status === GameStatus.PLAYING ? "playing" : "finished" }, `${g.name}: ${rulesetName(g)}, ${state} `, button);
+          return el("li", { "data-status": waiting ? "waiting" : g.status === GameStatus.PLAYING ? "playing" : "finished" }, `${g.name}: ${rulesetName(g)}, ${state} `, button, ...extra.flatMap((e) => [" ", e]));
         }),
     );
     if (games.length === 0) list.replaceChildren(el("li", {}, "No games yet."));
@@ -292,8 +297,10 @@ class Table {
 
   // What the live region last said about the turn.
   private announced = "";
-  // The top discard last shown, to animate a new one.
+  // The top discard last shown, to animate a new one; the hand and side likewise.
   private lastTop?: number;
+  private lastHand?: Set<number>;
+  private lastSide?: Side;
 
   constructor(
     private readonly key: Place,
@@ -476,6 +483,13 @@ class Table {
     this.lastTop = top?.id;
     $("#discard").replaceChildren(el("div", { class: "label" }, "Discard"), shown);
     $("#table").classList.toggle("dark", v.side === Side.DARK);
+    if (this.lastSide !== undefined && this.lastSide !== v.side) {
+      const piles = $("#piles");
+      piles.classList.remove("flipping");
+      void piles.offsetWidth; // restart the animation
+      piles.classList.add("flipping");
+    }
+    this.lastSide = v.side;
   }
 
   private plays(v: View): Action[] {
@@ -497,6 +511,7 @@ class Table {
         "aria-disabled": mine.length ? "false" : "true",
       });
       if (v.drawnCard === card.id) node.classList.add("drawn");
+      if (this.lastHand && !this.lastHand.has(card.id)) node.classList.add("arrive-hand");
       if (mine.length) {
         node.addEventListener("click", () => {
           const wantUno = uno.checked;
@@ -513,6 +528,7 @@ class Table {
       return node;
     });
     $("#hand").replaceChildren(...cards);
+    this.lastHand = new Set(v.hand.map((c) => c.id));
   }
 
   private cardName = (id: number): string => {
@@ -595,7 +611,7 @@ class Table {
     lobby.addEventListener("click", () => {
       location.hash = "";
     });
-    const bar = el("p", { class: "end" }, lobby);
+    const bar = el("p", { class: "end" }, lobby, el("a", { id: "replay-link", href: `#${replayHash(this.key.game, 1)}` }, "Replay this game"));
     if (this.key.seat !== undefined && this.game.options) {
       const rematch = el("button", { type: "button", id: "rematch" }, "Rematch");
       rematch.addEventListener("click", () => void this.rematch());
@@ -720,11 +736,124 @@ function playerName(): string {
   return $<HTMLInputElement>("#player-name").value.trim() || "web";
 }
 
+// ----- replays -----
+
+/** The URL fragment of a replay at one event: `replay/games/<id>/<event>`, shareable. */
+function replayHash(game: string, event: number): string {
+  return `replay/${game}/${event}`;
+}
+
+// The replay on screen: its game's names and its last event, loaded once per game.
+let replaying: { game: string; names: Map<number, string>; last: number; at: number } | undefined;
+
+/** Shows game `name` after its event `at` (a finished game's ExportGame-backed replay): the
+ * table, every hand with both faces, and the event in words. */
+async function showReplay(name: string, at: number): Promise<void> {
+  clearError();
+  screen("replay");
+  try {
+    if (replaying?.game !== name) {
+      const { game } = await client.getGame({ name });
+      const names = new Map<number, string>(
+        (game?.seats ?? []).map((s) => [s.seat, s.playedByServer ? `bot ${s.seat}` : s.playerName ? `${s.playerName} ${s.seat}` : `seat ${s.seat}`]),
+      );
+      replaying = { game: name, names, last: 0, at: 0 };
+    }
+    const r = await client.getReplay({ game: name, version: BigInt(Math.max(1, at)) });
+    const state = replaying;
+    if (!state || state.game !== name) return;
+    state.last = Number(r.lastVersion);
+    state.at = Number(r.version);
+    renderReplay(state, r.table, r.seats, r.event);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function renderReplay(
+  state: { game: string; names: Map<number, string>; last: number; at: number },
+  table: View | undefined,
+  seats: View[],
+  event: Event | undefined,
+): void {
+  const who = (seat: number) => state.names.get(seat) ?? `seat ${seat}`;
+  $("#replay-title").textContent = `Replay of ${state.game}`;
+  $("#replay-position").textContent = `Event ${state.at} of ${state.last}`;
+  const slider = $<HTMLInputElement>("#replay-slider");
+  slider.max = String(state.last);
+  slider.value = String(state.at);
+  $<HTMLAnchorElement>("#replay-share").href = `#${replayHash(state.game, state.at)}`;
+  for (const [id, target] of [
+    ["#replay-first", 1],
+    ["#replay-back", state.at - 1],
+    ["#replay-forward", state.at + 1],
+    ["#replay-last", state.last],
+  ] as const) {
+    const b = $<HTMLButtonElement>(id);
+    b.disabled = target < 1 || target > state.last || target === state.at;
+  }
+  if (!table) return;
+  const side = table.ruleset === Ruleset.CLASSIC ? "classic" : table.side === Side.DARK ? "dark side" : "light side";
+  const words = event ? (eventWords(event, who, table.side) ?? (event.kind.case === "turnStarted" ? `${who(event.kind.value.seat)}'s turn.` : "")) : "";
+  $("#replay-event").textContent = words;
+  const top = table.discard.at(-1);
+  $("#replay-status").replaceChildren(
+    el("span", {}, `Round ${table.round}`),
+    el("span", {}, side),
+    el("span", {}, table.direction === Direction.COUNTER_CLOCKWISE ? "counter-clockwise ↺" : "clockwise ↻"),
+    el("span", { class: `swatch c-${colorName(table.color) || "none"}` }, `color: ${colorName(table.color) || "to be chosen"}`),
+    el("span", {}, table.awaiting === Awaiting.MATCH_OVER ? "The match is over." : `Turn: ${who(table.turn)}`),
+    el("span", {}, `draw pile ${table.drawCount}`),
+    top ? cardElement(top, table.side, { role: "img" }, "div") : "",
+  );
+  $("#replay-hands").replaceChildren(
+    ...table.players.map((p) => {
+      const hand = [...(seats[p.seat]?.hand ?? [])].sort((a, b) => sortKey(a, table.side) - sortKey(b, table.side));
+      return el(
+        "li",
+        { "data-seat": String(p.seat), class: p.seat === table.turn ? "turn" : "" },
+        el("h3", {}, `${who(p.seat)}: ${p.cardCount} cards, score ${p.score}`),
+        el("div", { class: "replay-hand" }, ...hand.map((c) => cardElement(c, table.side, { "data-card-id": String(c.id), role: "img" }, "div"))),
+      );
+    }),
+  );
+}
+
+function stepReplay(to: number): void {
+  const state = replaying;
+  if (!state || to < 1 || to > state.last) return;
+  history.replaceState(null, "", `#${replayHash(state.game, to)}`);
+  void showReplay(state.game, to);
+}
+
+function buildReplay(): void {
+  const moves: [string, () => number][] = [
+    ["#replay-first", () => 1],
+    ["#replay-back", () => (replaying?.at ?? 1) - 1],
+    ["#replay-forward", () => (replaying?.at ?? 0) + 1],
+    ["#replay-last", () => replaying?.last ?? 1],
+  ];
+  for (const [id, target] of moves) $(id).addEventListener("click", () => stepReplay(target()));
+  $<HTMLInputElement>("#replay-slider").addEventListener("change", (e) => stepReplay(Number((e.target as HTMLInputElement).value)));
+  document.addEventListener("keydown", (e) => {
+    if ($("#replay").hidden || (e.target instanceof HTMLInputElement && e.target.type === "range")) return;
+    if (e.key === "ArrowRight") stepReplay((replaying?.at ?? 0) + 1);
+    if (e.key === "ArrowLeft") stepReplay((replaying?.at ?? 1) - 1);
+  });
+  $("#replay-lobby").addEventListener("click", () => {
+    location.hash = "";
+  });
+}
+
 // ----- start -----
 
 function route(): void {
   const game = decodeURIComponent(location.hash.slice(1));
-  if (game) {
+  const replay = /^replay\/(.+)\/(\d+)$/.exec(game);
+  if (replay) {
+    leaveScreens();
+    void showReplay(replay[1], Number(replay[2]));
+  } else if (game) {
     // A seat this browser holds, else the game as a spectator sees it.
     void enter(loadSeat(game) ?? { game }).catch(showError);
   } else {
@@ -735,6 +864,7 @@ function route(): void {
 }
 
 buildLobby();
+buildReplay();
 $("#uno-toggle").addEventListener("change", () => table?.rerender());
 // Preferences kept in this browser: the name, sorting the hand, the sound.
 const name = $<HTMLInputElement>("#player-name");

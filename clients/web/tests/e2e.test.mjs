@@ -114,6 +114,37 @@ async function move(page) {
   return false;
 }
 
+/** One move with the keyboard only: Tab until what `move` would click has the focus, then
+ * Enter. Returns whether it acted. */
+async function keyMove(page) {
+  let target = "";
+  if (await page.locator("#colors button").count()) target = "#colors button";
+  else if (await page.locator("#hand .card.playable").count()) target = "#hand .card.playable";
+  else {
+    for (const kind of ["keepCard", "acceptPenalty", "swapHands", "drawCard", "callUno", "challenge"]) {
+      if (await page.locator(`#actions button[data-kind="${kind}"]`).count()) {
+        target = `#actions button[data-kind="${kind}"]`;
+        break;
+      }
+    }
+  }
+  if (!target) return false;
+  const before = await version(page);
+  for (let i = 0; i < 120; i++) {
+    await page.keyboard.press("Tab");
+    if (await page.evaluate((t) => document.activeElement?.matches(t) ?? false, target)) {
+      await page.keyboard.press("Enter");
+      if (target !== "#hand .card.playable" || !(await page.locator("#colors button").count())) {
+        await page
+          .waitForFunction((v) => (document.body.dataset.version ?? "") !== v, before, { timeout: 3000 })
+          .catch(() => {});
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 /** The ids of the cards in the seat's hand, as the page shows them. */
 const handIds = (page) =>
   page.$$eval("#hand [data-card-id]", (cards) => cards.map((c) => c.getAttribute("data-card-id")).sort());
@@ -403,6 +434,7 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
       if (!(await move(a)) && !(await move(b))) await a.waitForTimeout(50);
     }
     await c.waitForFunction((v) => Number(document.body.dataset.version) >= v, start + 3, { timeout: 10000 });
+    await screenshot(c, "spectator");
     assert.deepEqual(await accessibilityProblems(c), []);
   });
 
@@ -411,7 +443,7 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     await page.goto(server.url);
     await page.waitForSelector("#lobby:not([hidden])");
     assert.deepEqual(await accessibilityProblems(page), [], "the lobby");
-    await createGame(page, server.url, { seats: 2, bots: 1, singleRound: false });
+    await createGame(page, server.url, { seats: 2, bots: 1 });
     assert.deepEqual(await accessibilityProblems(page), [], "the waiting room");
     await page.click("#start");
     await page.waitForSelector("#turn.mine", { timeout: 20000 });
@@ -449,12 +481,21 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
       await page.keyboard.press("Enter");
     }
     await page.waitForFunction((v) => document.body.dataset.version !== v, before, { timeout: 5000 });
-    // The bot moves; the turn comes back, and the live region says so again.
-    await page.waitForFunction(() => document.querySelector("#announce")?.textContent === "Your turn.", null, { timeout: 20000 });
+    // The whole match (one round) with the keyboard only.
+    let keyMoves = 1;
+    for (let i = 0; i < 3000 && !(await page.locator("#round-result").isVisible()); i++) {
+      if (await keyMove(page)) keyMoves++;
+      else await page.waitForTimeout(40);
+    }
+    await page.waitForSelector("#round-result:not([hidden])");
+    assert.match(await page.locator("#round-result h2").textContent(), /Match over/);
+    assert.ok(keyMoves >= 2, `${keyMoves} moves made with the keyboard`);
+    assert.equal(await page.locator("#announce").textContent(), "The match is over.");
   });
 
   test("on a 390x844 phone the table and the whole hand fit the screen on the player's turn", async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    // Measured without animations, which move and turn cards for a moment.
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, reducedMotion: "reduce" });
     const page = await context.newPage();
     await createGame(page, server.url, { seats: 4, bots: 3, singleRound: false });
     await page.click("#start");
@@ -474,6 +515,100 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
       if (checks === 0) await screenshot(page, "phone");
       await move(page);
       await page.waitForTimeout(100);
+    }
+  });
+
+  test("a finished game replays event by event, every hand shown, from a shareable URL", async () => {
+    const page = await (await browser.newContext()).newPage();
+    const game = await createGame(page, server.url, { seats: 2, bots: 1 });
+    await page.click("#start");
+    await page.waitForSelector("#table:not([hidden])");
+    // Play, noting the hand this seat held at some versions (the page's own record of them).
+    const held = new Map();
+    for (let i = 0; i < 3000 && !(await page.locator("#round-result").isVisible()); i++) {
+      const [v, hand] = [await version(page), await handIds(page)];
+      if (v === (await version(page)) && hand.length) held.set(Number(v), hand);
+      if (!(await move(page))) await page.waitForTimeout(40);
+    }
+    await page.waitForSelector("#round-result:not([hidden])");
+    const last = Number(await version(page));
+    await page.click("#replay-link");
+    await page.waitForSelector("#replay:not([hidden])");
+    await page.waitForFunction(() => /^Event 1 of \d+$/.test(document.querySelector("#replay-position")?.textContent ?? ""));
+    assert.equal(await page.locator("#replay-position").textContent(), `Event 1 of ${last}`);
+    assert.equal(await page.locator("#replay-back").isDisabled(), true);
+    // Forward with the button, then with the arrow key: the URL follows.
+    await page.click("#replay-forward");
+    await page.waitForFunction(() => document.querySelector("#replay-position")?.textContent?.startsWith("Event 2 "));
+    await page.keyboard.press("ArrowRight");
+    await page.waitForFunction(() => document.querySelector("#replay-position")?.textContent?.startsWith("Event 3 "));
+    assert.equal(decodeURIComponent(new URL(page.url()).hash), `#replay/${game}/3`);
+    // After the deal every seat's hand is shown, as many cards as the table counts for it.
+    const hands = page.locator("#replay-hands li");
+    assert.equal(await hands.count(), 2);
+    for (let i = 0; i < 2; i++) {
+      const count = Number((await hands.nth(i).locator("h3").textContent()).match(/: (\d+) cards/)[1]);
+      assert.equal(await hands.nth(i).locator("[data-card-id]").count(), count);
+      assert.ok(count >= 7);
+    }
+    const shown = await page.$$eval("#replay-hands [data-card-id]", (c) => c.map((e) => e.getAttribute("data-card-id")).sort());
+    assert.equal(new Set(shown).size, shown.length, "no card in two hands");
+    // At moments the player saw, the replay shows the very hand the page showed then.
+    const moments = [...held.keys()].filter((v) => v > 3);
+    assert.ok(moments.length > 0);
+    for (const v of moments.slice(0, 3)) {
+      await page.goto(`${server.url}#replay/${game}/${v}`);
+      await page.waitForFunction((n) => document.querySelector("#replay-position")?.textContent?.startsWith(`Event ${n} `), v);
+      const seat0 = await page.$$eval('#replay-hands li[data-seat="0"] [data-card-id]', (c) => c.map((e) => e.getAttribute("data-card-id")).sort());
+      assert.deepEqual(seat0, held.get(v), `seat 0's hand after event ${v}`);
+    }
+    await screenshot(page, "replay");
+    // The same URL opened elsewhere shows the same moment.
+    const other = await (await browser.newContext()).newPage();
+    await other.goto(`${server.url}#replay/${game}/3`);
+    await other.waitForFunction(() => document.querySelector("#replay-position")?.textContent?.startsWith("Event 3 "));
+    assert.deepEqual(
+      await other.$$eval("#replay-hands [data-card-id]", (c) => c.map((e) => e.getAttribute("data-card-id")).sort()),
+      shown,
+    );
+    // Back one, and to the end.
+    await other.click("#replay-back");
+    await other.waitForFunction(() => document.querySelector("#replay-position")?.textContent?.startsWith("Event 2 "));
+    await other.click("#replay-last");
+    await other.waitForFunction((n) => document.querySelector("#replay-position")?.textContent === `Event ${n} of ${n}`, last);
+    assert.match(await other.locator("#replay-status").textContent(), /The match is over/);
+    assert.equal(await other.locator("#replay-forward").isDisabled(), true);
+    assert.deepEqual(await accessibilityProblems(other), []);
+    // The lobby offers the finished game's replay.
+    await other.click("#replay-lobby");
+    await other.waitForSelector("#lobby:not([hidden])");
+    await other.waitForSelector(`a.replay[data-game="${game}"]`);
+  });
+
+  test("play, draw and flip animate only for those who have not asked for reduced motion", async () => {
+    for (const [reducedMotion, expected] of [
+      ["no-preference", ["arrive", "arrive-hand", "flip"]],
+      ["reduce", ["none", "none", "none"]],
+    ]) {
+      const page = await (await browser.newContext({ reducedMotion })).newPage();
+      await page.goto(server.url);
+      await page.waitForSelector("#lobby:not([hidden])");
+      const names = await page.evaluate(() =>
+        [
+          ["div", "card arrive"],
+          ["div", "card arrive-hand"],
+          ["div", "flipping"],
+        ].map(([tag, cls]) => {
+          const node = document.createElement(tag);
+          node.className = cls;
+          if (cls === "flipping") node.id = "piles";
+          document.body.append(node);
+          const name = getComputedStyle(node).animationName;
+          node.remove();
+          return name;
+        }),
+      );
+      assert.deepEqual(names, expected, reducedMotion);
     }
   });
 });
