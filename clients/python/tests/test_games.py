@@ -146,3 +146,22 @@ def test_a_refused_action_is_an_exception_with_its_reason(client: Client):
         client.join("games/nope")
     assert bad.value.reason == "GAME_NOT_FOUND"
     assert bad.value.code.name == "NOT_FOUND"
+
+
+def test_a_finished_games_replay_shows_every_hand(client: Client):
+    game = client.create_game(ruleset="classic", seats=2, bot_seats=[1], single_round=True)
+    seat = client.join(game.name)
+    seat.start()
+    final = play_seat(seat, rng=random.Random(5))
+    last = final.version
+    end = client.replay(game.name, last)
+    assert (end.version, end.last_version) == (last, last)
+    assert end.table == client.spectate(game.name).view()
+    assert end.seats[0].hand == final.hand
+    middle = client.replay(game.name, last // 2)
+    for number, view in enumerate(middle.seats):
+        assert view.seat == number
+        assert len(view.hand) == middle.table.players[number].card_count
+    with pytest.raises(UnoflipError) as refused:
+        client.replay(game.name, last + 1)
+    assert refused.value.reason == "VERSION_OUT_OF_RANGE"

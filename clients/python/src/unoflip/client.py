@@ -166,6 +166,12 @@ class Client:
         reply = self._call(self.stub.JoinGame, request)
         return Seat(self, SeatToken(game, reply.seat, reply.seat_token))
 
+    def replay(self, game: str, version: int) -> service_pb2.GetReplayResponse:
+        """A finished game after its event `version` (1 to the last): the event, the table as a
+        spectator saw it, and every seat's view with its hand (`seats`)."""
+        request = service_pb2.GetReplayRequest(game=game, version=version)
+        return self._call(self.stub.GetReplay, request, retry=True)
+
     def seat(self, token: SeatToken) -> Seat:
         """Comes back to a seat joined earlier (after a restart of the program, say)."""
         return Seat(self, token)
