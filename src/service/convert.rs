@@ -89,6 +89,7 @@ pub fn game(info: &GameInfo) -> pb::Game {
             .collect(),
         version: info.version,
         winners: seats(&info.winners),
+        rematch: info.lobby.rematch.clone().unwrap_or_default(),
     }
 }
 

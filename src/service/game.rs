@@ -107,6 +107,9 @@ pub(crate) enum Command {
     },
     /// What a stream needs to go on from `after`.
     Read { after: u64, reply: Reply<Tail> },
+    /// Links the game that follows this finished one; answers the linked game (an earlier link
+    /// stays).
+    LinkRematch { name: String, reply: Reply<String> },
     /// The whole log.
     Export {
         admin: bool,
@@ -545,6 +548,9 @@ impl Live {
             Command::Read { after, reply } => {
                 let _ = reply.send(Ok(self.read(after)));
             }
+            Command::LinkRematch { name, reply } => {
+                let _ = reply.send(self.link_rematch(name).await);
+            }
             Command::Export { admin, reply } => {
                 let _ = reply.send(self.export(admin).await);
             }
@@ -590,8 +596,24 @@ impl Live {
             }
             self.lobby.seats = lobby.seats;
             self.lobby.expired = lobby.expired;
+            self.lobby.rematch = self.lobby.rematch.take().or(lobby.rematch);
         }
         Ok(())
+    }
+
+    async fn link_rematch(&mut self, name: String) -> Result<String, ServiceError> {
+        if self.store.shared() {
+            self.reload_record().await?;
+        }
+        if let Some(linked) = &self.lobby.rematch {
+            return Ok(linked.clone());
+        }
+        self.lobby.rematch = Some(name.clone());
+        if let Err(e) = self.save_record().await {
+            self.lobby.rematch = None;
+            return Err(e);
+        }
+        Ok(name)
     }
 
     /// Stores the record; waiting rooms' streams look at the lobby again.

@@ -226,6 +226,18 @@ impl UnoFlipService for Service {
         }))
     }
 
+    async fn rematch(&self, request: Request<pb::RematchRequest>) -> Answer<pb::RematchResponse> {
+        let client = request.remote_addr().map(|a| a.ip());
+        let token = token(&request);
+        let game = self
+            .registry
+            .rematch(&request.get_ref().game, token.as_deref(), client)
+            .await?;
+        Ok(Response::new(pb::RematchResponse {
+            game: Some(convert::game(&game)),
+        }))
+    }
+
     async fn get_replay(
         &self,
         request: Request<pb::GetReplayRequest>,

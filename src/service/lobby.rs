@@ -74,6 +74,9 @@ pub struct Lobby {
     /// The lobby was never started and expired.
     #[serde(default)]
     pub expired: bool,
+    /// The game that follows this one, once a player asked for a rematch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rematch: Option<String>,
 }
 
 impl Lobby {

@@ -20,7 +20,7 @@ use crate::store::{Change, EventStore, StoreError};
 
 use super::error::{ServiceError, quote};
 use super::game::{self, GameRef, Hooks, Lifecycle};
-use super::lobby::{GameInfo, Lobby, SeatState, TokenHash, hash, new_token, now_unix};
+use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token, now_unix};
 use super::log::EventLog;
 use super::metrics::{Metrics, Open};
 
@@ -119,6 +119,8 @@ pub struct Registry {
     pub(crate) stopping: watch::Sender<bool>,
     /// The firehose's shared projection, while a stream holds it.
     pub(crate) firehose: tokio::sync::Mutex<Weak<super::firehose::Hub>>,
+    /// One rematch created at a time, so that two players asking at once get the same game.
+    rematches: tokio::sync::Mutex<()>,
 }
 
 /// One open stream, counted against its connection's limit and in the metrics until dropped.
@@ -172,6 +174,7 @@ impl Registry {
             streams: Mutex::default(),
             stopping: watch::channel(false).0,
             firehose: tokio::sync::Mutex::new(Weak::new()),
+            rematches: tokio::sync::Mutex::new(()),
         });
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
@@ -518,6 +521,7 @@ impl Registry {
             bot_seats,
             created_unix: now_unix(),
             expired: false,
+            rematch: None,
         };
         let name = format!("games/{}", &new_token()[..16]);
         let record = lobby.to_record();
@@ -537,6 +541,59 @@ impl Registry {
             game.ask(|reply| game::Command::Start { reply }).await?;
         }
         game.ask(|reply| game::Command::Describe { reply }).await
+    }
+
+    /// The rematch of finished game `name`, asked with a seat token of it: created by the first
+    /// to ask (on this server, one at a time), the same game for the others.
+    pub async fn rematch(
+        self: &Arc<Self>,
+        name: &str,
+        token: Option<&str>,
+        client: Option<IpAddr>,
+    ) -> Result<GameInfo, ServiceError> {
+        self.seat_of(name, token).await?;
+        let _one_at_a_time = self.rematches.lock().await;
+        let old = self.get(name).await?;
+        let info = old.ask(|reply| game::Command::Describe { reply }).await?;
+        if !matches!(info.status, Status::Finished | Status::Abandoned) {
+            return Err(ServiceError::precondition(
+                "GAME_NOT_FINISHED",
+                "a rematch follows a finished game",
+            ));
+        }
+        if let Some(next) = &info.lobby.rematch {
+            return self.describe(next).await;
+        }
+        let lobby = &info.lobby;
+        let new = NewGame {
+            ruleset: lobby.setup.ruleset,
+            seats: u32::try_from(lobby.setup.seats).unwrap_or(u32::MAX),
+            options: lobby.setup.options.clone(),
+            first_dealer: None,
+            deck_order: Vec::new(),
+            bot_seats: lobby
+                .bot_seats
+                .iter()
+                .map(|&s| u32::try_from(s).unwrap_or(u32::MAX))
+                .collect(),
+            bot_level: lobby.bot_level,
+            bot_think: (lobby.bot_think_ms > 0)
+                .then(|| Duration::from_millis(u64::from(lobby.bot_think_ms))),
+            turn_timer: lobby.timer,
+        };
+        let created = self.create(new, false, client).await?;
+        let linked = old
+            .ask(|reply| game::Command::LinkRematch {
+                name: created.name.clone(),
+                reply,
+            })
+            .await?;
+        if linked == created.name {
+            Ok(created)
+        } else {
+            // Another server linked its own first: that one is the rematch (this lobby expires).
+            self.describe(&linked).await
+        }
     }
 
     /// A game's description.

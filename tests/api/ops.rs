@@ -490,3 +490,90 @@ async fn a_finished_games_replay_shows_every_event_and_every_hand() {
         }
     }
 }
+
+async fn rematch(
+    client: &mut Client,
+    game: &str,
+    token: Option<&str>,
+) -> Result<pb::Game, tonic::Status> {
+    let message = pb::RematchRequest { game: game.into() };
+    let request = match token {
+        Some(t) => authed(message, t),
+        None => tonic::Request::new(message),
+    };
+    client
+        .rematch(request)
+        .await
+        .map(|r| r.into_inner().game.unwrap())
+}
+
+#[tokio::test]
+async fn the_players_of_a_finished_game_get_one_rematch_with_the_same_options() {
+    let server = server().await;
+    let mut client = client(server.addr).await;
+    let mut o = options(pb::Ruleset::Classic, 3);
+    o.bot_seats = vec![2];
+    o.bot_level = pb::BotLevel::Random as i32;
+    o.turn_timer_seconds = 90;
+    let (game, tokens) = started(&mut client, o.clone()).await;
+    let (other, other_tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    let refused = rematch(&mut client, &game, Some(&tokens[0]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::FailedPrecondition, "GAME_NOT_FINISHED")
+    );
+    // Both people play until the match is over.
+    for _ in 0..5000 {
+        let v = view(&mut client, &game, None).await;
+        if v.awaiting == pb::Awaiting::MatchOver as i32 {
+            break;
+        }
+        let token = &tokens[v.turn as usize];
+        let mine = view(&mut client, &game, Some(token)).await;
+        let Some(action) = mine
+            .legal_actions
+            .iter()
+            .find(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
+            .or_else(|| mine.legal_actions.first())
+            .cloned()
+        else {
+            continue;
+        };
+        let _ = submit(&mut client, &game, token, action).await;
+    }
+    let before = get_game(&mut client, &game).await;
+    assert_eq!(before.status, pb::GameStatus::Finished as i32);
+    assert_eq!(before.rematch, "");
+    // No token, or another game's token: refused, nothing created.
+    let status = rematch(&mut client, &game, None).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    let status = rematch(&mut client, &game, Some(&other_tokens[0]))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        status.code(),
+        Code::Unauthenticated | Code::PermissionDenied
+    ));
+    assert_eq!(get_game(&mut client, &game).await.rematch, "");
+    // The first to ask creates it; the second gets the same game.
+    let next = rematch(&mut client, &game, Some(&tokens[1])).await.unwrap();
+    let again = rematch(&mut client, &game, Some(&tokens[0])).await.unwrap();
+    assert_eq!(again.name, next.name);
+    assert_ne!(next.name, game);
+    assert_ne!(next.name, other);
+    assert_eq!(get_game(&mut client, &game).await.rematch, next.name);
+    assert_eq!(next.status, pb::GameStatus::Waiting as i32);
+    let shown = next.options.unwrap();
+    assert_eq!(shown.ruleset, pb::Ruleset::Classic as i32);
+    assert_eq!(shown.seats, 3);
+    assert!(shown.single_round);
+    assert_eq!(shown.bot_seats, vec![2]);
+    assert_eq!(shown.bot_level, pb::BotLevel::Random as i32);
+    assert_eq!(shown.turn_timer_seconds, 90);
+    assert_eq!(
+        next.seats.iter().map(|s| s.taken).collect::<Vec<_>>(),
+        [false, false, true]
+    );
+}

@@ -165,3 +165,8 @@ def test_a_finished_games_replay_shows_every_hand(client: Client):
     with pytest.raises(UnoflipError) as refused:
         client.replay(game.name, last + 1)
     assert refused.value.reason == "VERSION_OUT_OF_RANGE"
+    # The rematch: same options and bots, the same game however often it is asked for.
+    again = seat.rematch()
+    assert again.status == 1  # GAME_STATUS_WAITING
+    assert again.options.ruleset == game.options.ruleset and list(again.options.bot_seats) == [1]
+    assert seat.rematch().name == again.name == client.get_game(game.name).rematch

@@ -605,14 +605,15 @@ class Table {
     );
   }
 
-  /** At the match's end: a rematch (same options, same bot seats, this seat) and the lobby. */
+  /** At the match's end: a rematch (same options, same bot seats, this seat; the same new game
+   * for every player who asks) and the lobby. */
   private endButtons(): HTMLElement {
     const lobby = el("button", { type: "button", id: "back-to-lobby" }, "Back to the lobby");
     lobby.addEventListener("click", () => {
       location.hash = "";
     });
     const bar = el("p", { class: "end" }, lobby, el("a", { id: "replay-link", href: `#${replayHash(this.key.game, 1)}` }, "Replay this game"));
-    if (this.key.seat !== undefined && this.game.options) {
+    if (this.key.seat !== undefined && this.key.token !== undefined) {
       const rematch = el("button", { type: "button", id: "rematch" }, "Rematch");
       rematch.addEventListener("click", () => void this.rematch());
       bar.prepend(rematch, " ");
@@ -623,11 +624,16 @@ class Table {
   private async rematch(): Promise<void> {
     clearError();
     try {
-      const created = await client.createGame({ options: this.game.options });
-      const name = created.game?.name;
+      const { game } = await client.rematch({ game: this.key.game }, authorized(this.key.token));
+      const name = game?.name;
       if (!name) return;
-      const joined = await client.joinGame({ game: name, seat: this.key.seat, playerName: playerName() });
-      saveSeat({ game: name, seat: joined.seat, token: joined.seatToken });
+      if (!loadSeat(name)) {
+        // The old seat if it is free, else any.
+        const joined = await client
+          .joinGame({ game: name, seat: this.key.seat, playerName: playerName() })
+          .catch(() => client.joinGame({ game: name, playerName: playerName() }));
+        saveSeat({ game: name, seat: joined.seat, token: joined.seatToken });
+      }
       location.hash = name;
     } catch (error) {
       showError(error);

@@ -207,6 +207,11 @@ class Seat:
         """The table as this seat sees it, with its legal actions."""
         return self._call(self.client.stub.GetView, service_pb2.GetViewRequest(game=self.game), retry=True).view
 
+    def rematch(self) -> game_pb2.Game:
+        """The rematch of this finished game (same options and bots), waiting for its players:
+        created by the first to ask, the same game for the others. Join it with Client.join."""
+        return self._call(self.client.stub.Rematch, service_pb2.RematchRequest(game=self.game)).game
+
     def leave(self) -> game_pb2.Game:
         """Leaves the seat; the server plays it from then on."""
         return self._call(self.client.stub.LeaveGame, service_pb2.LeaveGameRequest(game=self.game)).game

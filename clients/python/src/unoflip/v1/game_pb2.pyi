@@ -161,20 +161,22 @@ class SeatInfo(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., taken: _Optional[bool] = ..., player_name: _Optional[str] = ..., played_by_server: _Optional[bool] = ...) -> None: ...
 
 class Game(_message.Message):
-    __slots__ = ("name", "options", "status", "seats", "version", "winners")
+    __slots__ = ("name", "options", "status", "seats", "version", "winners", "rematch")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
+    REMATCH_FIELD_NUMBER: _ClassVar[int]
     name: str
     options: GameOptions
     status: GameStatus
     seats: _containers.RepeatedCompositeFieldContainer[SeatInfo]
     version: int
     winners: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., version: _Optional[int] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
+    rematch: str
+    def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., version: _Optional[int] = ..., winners: _Optional[_Iterable[int]] = ..., rematch: _Optional[str] = ...) -> None: ...
 
 class PlayCard(_message.Message):
     __slots__ = ("card", "color", "uno", "more_cards")

@@ -250,3 +250,15 @@ class GetReplayResponse(_message.Message):
     table: _game_pb2.View
     seats: _containers.RepeatedCompositeFieldContainer[_game_pb2.View]
     def __init__(self, version: _Optional[int] = ..., last_version: _Optional[int] = ..., event: _Optional[_Union[_game_pb2.Event, _Mapping]] = ..., table: _Optional[_Union[_game_pb2.View, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[_game_pb2.View, _Mapping]]] = ...) -> None: ...
+
+class RematchRequest(_message.Message):
+    __slots__ = ("game",)
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    def __init__(self, game: _Optional[str] = ...) -> None: ...
+
+class RematchResponse(_message.Message):
+    __slots__ = ("game",)
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    game: _game_pb2.Game
+    def __init__(self, game: _Optional[_Union[_game_pb2.Game, _Mapping]] = ...) -> None: ...

@@ -110,6 +110,11 @@ class UnoFlipServiceStub:
                 request_serializer=unoflip_dot_v1_dot_service__pb2.GetReplayRequest.SerializeToString,
                 response_deserializer=unoflip_dot_v1_dot_service__pb2.GetReplayResponse.FromString,
                 _registered_method=True)
+        self.Rematch = channel.unary_unary(
+                '/unoflip.v1.UnoFlipService/Rematch',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.RematchRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.RematchResponse.FromString,
+                _registered_method=True)
 
 
 class UnoFlipServiceServicer:
@@ -223,6 +228,16 @@ class UnoFlipServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Rematch(self, request, context):
+        """The rematch of a finished game: a new game with the same options, bot seats and bot level.
+        The first of its players to ask creates it; the others get the same game (`Game.rematch`
+        links it too). Each then joins it (JoinGame), at their old seat if they like. Needs a seat
+        token of the finished game.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_UnoFlipServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -290,6 +305,11 @@ def add_UnoFlipServiceServicer_to_server(servicer, server):
                     servicer.GetReplay,
                     request_deserializer=unoflip_dot_v1_dot_service__pb2.GetReplayRequest.FromString,
                     response_serializer=unoflip_dot_v1_dot_service__pb2.GetReplayResponse.SerializeToString,
+            ),
+            'Rematch': grpc.unary_unary_rpc_method_handler(
+                    servicer.Rematch,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.RematchRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.RematchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -654,6 +674,33 @@ class UnoFlipService:
             '/unoflip.v1.UnoFlipService/GetReplay',
             unoflip_dot_v1_dot_service__pb2.GetReplayRequest.SerializeToString,
             unoflip_dot_v1_dot_service__pb2.GetReplayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Rematch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/Rematch',
+            unoflip_dot_v1_dot_service__pb2.RematchRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.RematchResponse.FromString,
             options,
             channel_credentials,
             insecure,
