@@ -502,7 +502,7 @@ class Table {
     $("#uno-label").hidden = !plays.some((a) => a.kind.case === "playCard" && a.kind.value.uno);
     const sorted = $<HTMLInputElement>("#sort-hand").checked;
     const hand = sorted ? [...v.hand].sort((a, b) => sortKey(a, v.side) - sortKey(b, v.side)) : v.hand;
-    const cards = hand.map((card) => {
+    const cards = hand.map((card, i) => {
       const mine = plays.filter((a) => a.kind.case === "playCard" && a.kind.value.card === card.id && a.kind.value.moreCards.length === 0);
       const node = cardElement(card, v.side, {
         "data-card-id": String(card.id),
@@ -510,6 +510,10 @@ class Table {
         title: mine.length ? "Play it" : "",
         "aria-disabled": mine.length ? "false" : "true",
       });
+      // Its place in the fan: turned and lowered the farther it is from the middle.
+      const fan = i - (hand.length - 1) / 2;
+      node.style.setProperty("--fan", fan.toFixed(1));
+      node.style.setProperty("--lift", `${(fan * fan * 0.5).toFixed(1)}px`);
       if (v.drawnCard === card.id) node.classList.add("drawn");
       if (this.lastHand && !this.lastHand.has(card.id)) node.classList.add("arrive-hand");
       if (mine.length) {
@@ -528,6 +532,7 @@ class Table {
       return node;
     });
     $("#hand").replaceChildren(...cards);
+    $("#hand").classList.toggle("fan", hand.length <= 14);
     this.lastHand = new Set(v.hand.map((c) => c.id));
   }
 
