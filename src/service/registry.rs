@@ -568,7 +568,7 @@ impl Registry {
         let new = NewGame {
             ruleset: lobby.setup.ruleset,
             seats: u32::try_from(lobby.setup.seats).unwrap_or(u32::MAX),
-            options: lobby.setup.options.clone(),
+            options: lobby.setup.options,
             first_dealer: None,
             deck_order: Vec::new(),
             bot_seats: lobby
