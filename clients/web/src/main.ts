@@ -175,8 +175,9 @@ async function join(game: string): Promise<void> {
     const joined = await client.joinGame({ game, playerName: playerName() });
     const key = { game, seat: joined.seat, token: joined.seatToken };
     saveSeat(key);
-    location.hash = game;
-    await enter(key);
+    // A new fragment enters the game through `route`; the same one (a watched lobby) here.
+    if (decodeURIComponent(location.hash.slice(1)) !== game) location.hash = game;
+    else await enter(key);
   } catch (error) {
     showError(error);
   }
@@ -206,6 +207,12 @@ async function enter(key: Place): Promise<void> {
   leaveScreens();
   const { game } = await client.getGame({ name: key.game });
   if (!game || mine !== entered) return;
+  if (game.status === GameStatus.EXPIRED) {
+    // Never started: nothing to show but the lobby, and why.
+    location.hash = "";
+    showError(`${game.name} expired before anyone started it.`);
+    return;
+  }
   if (game.status === GameStatus.WAITING) {
     wait(key, game);
     return;

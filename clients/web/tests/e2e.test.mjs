@@ -46,10 +46,10 @@ function freePort() {
 }
 
 /** A running `unoflip serve` on `port`, keeping its games in `store`. */
-async function serve(port, store) {
+async function serve(port, store, extra = []) {
   const child = spawn(
     BIN,
-    ["serve", "--listen", `127.0.0.1:${port}`, "--store", `sqlite:${store}`, "--bot-delay-ms", "60"],
+    ["serve", "--listen", `127.0.0.1:${port}`, "--store", `sqlite:${store}`, "--bot-delay-ms", "60", ...extra],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let log = "";
@@ -609,6 +609,19 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
         }),
       );
       assert.deepEqual(names, expected, reducedMotion);
+    }
+  });
+
+  test("a waiting room whose lobby expires goes back to the lobby and says why", async () => {
+    const short = await serve(await freePort(), join(store, "short.sqlite3"), ["--lobby-ttl", "2s"]);
+    try {
+      const page = await (await browser.newContext()).newPage();
+      const game = await createGame(page, short.url, { seats: 3, bots: 1 });
+      await page.waitForSelector("#lobby:not([hidden])", { timeout: 15000 });
+      assert.equal(await page.locator("#error").isVisible(), true);
+      assert.equal(await page.locator("#error").textContent(), `${game} expired before anyone started it.`);
+    } finally {
+      await stop(short);
     }
   });
 });
