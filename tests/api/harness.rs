@@ -98,17 +98,22 @@ pub fn options(ruleset: pb::Ruleset, seats: u32) -> pb::GameOptions {
     }
 }
 
-/// A started game whose every seat joined; returns its name and the seat tokens.
-pub async fn started(client: &mut Client, options: pb::GameOptions) -> (String, Vec<String>) {
-    let game = client
+/// A new game waiting for its players.
+pub async fn created(client: &mut Client, options: pb::GameOptions) -> pb::Game {
+    client
         .create_game(pb::CreateGameRequest {
-            options: Some(options.clone()),
+            options: Some(options),
         })
         .await
         .unwrap()
         .into_inner()
         .game
-        .unwrap();
+        .unwrap()
+}
+
+/// A started game whose every seat joined; returns its name and the seat tokens.
+pub async fn started(client: &mut Client, options: pb::GameOptions) -> (String, Vec<String>) {
+    let game = created(client, options.clone()).await;
     let mut tokens = Vec::new();
     for seat in 0..options.seats {
         if options.bot_seats.contains(&seat) {

@@ -194,15 +194,7 @@ async fn the_deck_tables_are_public() {
 async fn seats_are_joined_once_and_the_game_starts_when_all_are_taken() {
     let server = server().await;
     let mut client = client(server.addr).await;
-    let game = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(options(pb::Ruleset::Flip, 3)),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = created(&mut client, options(pb::Ruleset::Flip, 3)).await;
     let open = client
         .list_games(pb::ListGamesRequest {
             open_only: true,

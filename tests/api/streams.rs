@@ -275,15 +275,8 @@ async fn join(client: &mut Client, game: &str, seat: u32) -> String {
 async fn a_waiting_rooms_stream_sends_the_lobby_on_every_change_then_the_game() {
     let server = server().await;
     let mut client = client(server.addr).await;
-    let game = client
-        .create_game(pb::CreateGameRequest {
-            options: Some(options(pb::Ruleset::Flip, 3)),
-        })
+    let game = created(&mut client, options(pb::Ruleset::Flip, 3))
         .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap()
         .name;
     let t0 = join(&mut client, &game, 0).await;
     let mut seat = open_stream(&mut client, &game, Some(&t0), 0).await;

@@ -50,16 +50,7 @@ async fn two_servers_on_one_postgres_share_games() {
     });
     let mut ours = std::collections::HashMap::new();
     for round in 0..3 {
-        let game = a
-            .create_game(pb::CreateGameRequest {
-                options: Some(options(pb::Ruleset::Flip, 2)),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap()
-            .name;
+        let game = created(&mut a, options(pb::Ruleset::Flip, 2)).await.name;
         // Seat 0 joins through A, seat 1 through B.
         let t0 = a
             .join_game(pb::JoinGameRequest {
@@ -200,16 +191,7 @@ async fn a_waiting_room_on_one_server_sees_a_seat_taken_on_the_other() {
     let (server_a, server_b) = (start_server(a_store).await, start_server(b_store).await);
     let mut a = client(server_a.addr).await;
     let mut b = client(server_b.addr).await;
-    let game = a
-        .create_game(pb::CreateGameRequest {
-            options: Some(options(pb::Ruleset::Flip, 2)),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap()
-        .name;
+    let game = created(&mut a, options(pb::Ruleset::Flip, 2)).await.name;
     let mut stream = a
         .subscribe(pb::SubscribeRequest {
             game: game.clone(),

@@ -165,6 +165,11 @@ function botLevelName(g: Game): string {
   return Object.keys(BOT_LEVELS).find((name) => BOT_LEVELS[name] === level) ?? "heuristic";
 }
 
+/** How the page names each seat: "bot 2", "Ann 1", "seat 3". */
+function seatNames(g: Game): Map<number, string> {
+  return new Map(g.seats.map((s) => [s.seat, s.playedByServer ? `bot ${s.seat}` : s.playerName ? `${s.playerName} ${s.seat}` : `seat ${s.seat}`]));
+}
+
 function rulesetName(g: Game): string {
   return g.options?.ruleset === Ruleset.CLASSIC ? "classic UNO" : "UNO Flip";
 }
@@ -313,9 +318,7 @@ class Table {
     private readonly key: Place,
     private readonly game: Game,
   ) {
-    this.names = new Map(
-      game.seats.map((s) => [s.seat, s.playedByServer ? `bot ${s.seat}` : s.playerName ? `${s.playerName} ${s.seat}` : `seat ${s.seat}`]),
-    );
+    this.names = seatNames(game);
     $("#log").replaceChildren();
     const you = key.seat === undefined ? "you are watching" : `you are seat ${key.seat}`;
     $("#game-name").textContent = `${game.name}: ${rulesetName(game)}, ${you}`;
@@ -772,10 +775,7 @@ async function showReplay(name: string, at: number): Promise<void> {
   try {
     if (replaying?.game !== name) {
       const { game } = await client.getGame({ name });
-      const names = new Map<number, string>(
-        (game?.seats ?? []).map((s) => [s.seat, s.playedByServer ? `bot ${s.seat}` : s.playerName ? `${s.playerName} ${s.seat}` : `seat ${s.seat}`]),
-      );
-      replaying = { game: name, names, last: 0, at: 0 };
+      replaying = { game: name, names: game ? seatNames(game) : new Map(), last: 0, at: 0 };
     }
     const r = await client.getReplay({ game: name, version: BigInt(Math.max(1, at)) });
     const state = replaying;

@@ -145,6 +145,15 @@ async function keyMove(page) {
   return false;
 }
 
+/** Opens the lobby and joins `game` from its list. */
+async function joinFromLobby(page, url, game) {
+  await page.goto(url);
+  await page.waitForSelector("#lobby:not([hidden])");
+  await page.click("#refresh");
+  await page.click(`button.join[data-game="${game}"]`);
+  await page.waitForSelector("#waiting:not([hidden])");
+}
+
 /** The ids of the cards in the seat's hand, as the page shows them. */
 const handIds = (page) =>
   page.$$eval("#hand [data-card-id]", (cards) => cards.map((c) => c.getAttribute("data-card-id")).sort());
@@ -307,11 +316,7 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     const game = await createGame(a, server.url, { seats: 4, bots: 2, timer: 300 });
     // A second person, in another browser context, joins the open game from the lobby.
     const b = await (await browser.newContext()).newPage();
-    await b.goto(server.url);
-    await b.waitForSelector("#lobby:not([hidden])");
-    await b.click("#refresh");
-    await b.click(`button.join[data-game="${game}"]`);
-    await b.waitForSelector("#waiting:not([hidden])");
+    await joinFromLobby(b, server.url, game);
     assert.match(await b.locator("#waiting-info").textContent(), /you are seat 1/);
     await a.click("#start");
     await a.waitForSelector("#table:not([hidden]) #hand .card");
@@ -402,11 +407,7 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     const before = getGames.length;
     // Another person joins: A's waiting room shows it without asking again.
     const b = await (await browser.newContext()).newPage();
-    await b.goto(server.url);
-    await b.waitForSelector("#lobby:not([hidden])");
-    await b.click("#refresh");
-    await b.click(`button.join[data-game="${game}"]`);
-    await b.waitForSelector("#waiting:not([hidden])");
+    await joinFromLobby(b, server.url, game);
     await a.waitForFunction(() => document.querySelectorAll("#waiting-seats li.taken").length === 3, null, { timeout: 5000 });
     assert.equal(await a.locator("#start").isEnabled(), true);
     await a.waitForTimeout(1500);
