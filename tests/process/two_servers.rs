@@ -1,5 +1,6 @@
 //! Two `unoflip serve` processes on one PostgreSQL follow each other: moves made through one
-//! reach the other's `GetView` and its seat streams within a second, both ways.
+//! reach the other's `GetView` and its seat streams within a second, both ways, and a waiting
+//! room followed on one sees a seat taken through the other.
 
 use std::time::{Duration, Instant};
 
@@ -117,4 +118,57 @@ async fn two_servers_on_one_postgres_see_each_others_moves_within_a_second() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_room_on_one_server_sees_a_seat_taken_on_the_other() {
+    if test_postgres().await.is_none() {
+        return;
+    }
+    let url = test_postgres_url();
+    let (a, b) = (
+        Server::start(&url, &[]).await,
+        Server::start(&url, &[]).await,
+    );
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    let game = create(&mut ca, options(2)).await.unwrap().name;
+    let mut stream = ca
+        .subscribe(pb::SubscribeRequest {
+            game: game.clone(),
+            after_version: 0,
+            include_view: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut next_lobby = async || loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("a message within 10 s")
+            .unwrap()
+            .unwrap();
+        match message.kind.unwrap() {
+            Kind::Lobby(g) => return g.seats.iter().map(|s| s.taken).collect::<Vec<_>>(),
+            Kind::Heartbeat(_) => {}
+            other => panic!("expected the lobby, got {other:?}"),
+        }
+    };
+    assert_eq!(next_lobby().await, [false, false]);
+    cb.join_game(pb::JoinGameRequest {
+        game: game.clone(),
+        seat: Some(1),
+        player_name: "b".into(),
+    })
+    .await
+    .unwrap();
+    assert_eq!(next_lobby().await, [false, true]);
+    // GetGame on A says so too.
+    let seen = ca
+        .get_game(pb::GetGameRequest { name: game.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(seen.seats[1].taken);
 }
