@@ -140,6 +140,7 @@ async fn started(client: &mut Client) -> Result<(String, Vec<String>), Error> {
                     game: game.clone(),
                     seat: Some(seat),
                     player_name: format!("p{seat}"),
+                    player: String::new(),
                 })
                 .await?
                 .into_inner()

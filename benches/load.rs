@@ -182,6 +182,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     game: game.name.clone(),
                     seat: Some(seat as u32),
                     player_name: String::new(),
+                    player: String::new(),
                 })
                 .await?
                 .into_inner();

@@ -183,6 +183,7 @@ async fn crash_and_recover(store: &str) {
                     game: game.name.clone(),
                     seat: Some(seat),
                     player_name: String::new(),
+                    player: String::new(),
                 })
                 .await
                 .unwrap()

@@ -255,6 +255,83 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         }
         assert!(again.is_some(), "a dropped lease is granted again");
     }
+    entries_conform(&store, p).await;
+    players_conform(store, p).await;
+}
+
+/// Entries (players, codes, a player's games): written, replaced, refused when taken, listed by
+/// prefix in key order.
+async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
+    let kind = format!("{p}things");
+    assert_eq!(store.entry(&kind, "a/1").await, Ok(None));
+    assert_eq!(store.put_entry(&kind, "a/1", "one", true).await, Ok(true));
+    assert_eq!(
+        store.put_entry(&kind, "a/1", "uno", true).await,
+        Ok(false),
+        "create_only refuses a taken key"
+    );
+    assert_eq!(store.entry(&kind, "a/1").await, Ok(Some("one".into())));
+    assert_eq!(store.put_entry(&kind, "a/1", "uno", false).await, Ok(true));
+    assert_eq!(store.entry(&kind, "a/1").await, Ok(Some("uno".into())));
+    for key in ["a/3", "a/2", "ab/1", "b/1", "a"] {
+        assert_eq!(store.put_entry(&kind, key, key, true).await, Ok(true));
+    }
+    // Another kind is another table.
+    assert_eq!(store.put_entry(&format!("{p}other"), "a/0", "x", true).await, Ok(true));
+    let listed = store.entries(&kind, "a/", 10).await.unwrap();
+    assert_eq!(
+        listed,
+        vec![
+            ("a/1".to_owned(), "uno".to_owned()),
+            ("a/2".to_owned(), "a/2".to_owned()),
+            ("a/3".to_owned(), "a/3".to_owned()),
+        ]
+    );
+    assert_eq!(store.entries(&kind, "a/", 2).await.unwrap(), listed[..2].to_vec());
+    assert_eq!(store.entries(&kind, "", 100).await.unwrap().len(), 6);
+    assert_eq!(store.entries(&kind, "c", 100).await, Ok(vec![]));
+}
+
+/// Players, the seats they took and invite codes, as the service keeps them in a store.
+async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
+    use unoflip::service::players::{Players, as_code};
+    let players = Players::new(store);
+    let (ada, token) = players.register("  Ada  ", false).await.unwrap();
+    assert_eq!(ada.display_name, "Ada");
+    assert!(!ada.bot);
+    assert!(!ada.token_hash.contains(&token), "only the token's hash is kept");
+    assert_eq!(players.get(&ada.name).await.unwrap(), ada);
+    assert_eq!(
+        players.authenticate(&ada.name, Some(&token)).await.unwrap(),
+        ada
+    );
+    let (bot, bot_token) = players.register("Robo", true).await.unwrap();
+    assert!(bot.bot);
+    assert_ne!(bot.name, ada.name);
+    let refused = players.authenticate(&ada.name, Some(&bot_token)).await;
+    assert_eq!(refused.map_err(|e| e.reason()), Err("PLAYER_TOKEN_INVALID"));
+    assert_eq!(
+        players.get("players/0123456789abcdef").await.map_err(|e| e.reason()),
+        Err("PLAYER_NOT_FOUND")
+    );
+    // Seats, newest first.
+    let (g1, g2) = (format!("games/{p}x1"), format!("games/{p}x2"));
+    players.note_seat(&ada.name, &g1, 2).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    players.note_seat(&ada.name, &g2, 0).await.unwrap();
+    let seats = players.games(&ada.name, 10).await.unwrap();
+    assert_eq!(
+        seats.iter().map(|s| (s.game.as_str(), s.seat)).collect::<Vec<_>>(),
+        vec![(g2.as_str(), 0), (g1.as_str(), 2)]
+    );
+    assert_eq!(players.games(&bot.name, 10).await.unwrap(), vec![]);
+    // Codes.
+    let code = players.new_code(&g1).await.unwrap();
+    assert_eq!(as_code(&code), Some(code.clone()));
+    assert_eq!(players.code(&code).await.unwrap(), Some(g1.clone()));
+    let other = players.new_code(&g2).await.unwrap();
+    assert_ne!(other, code);
+    assert_eq!(players.code(&other).await.unwrap(), Some(g2));
 }
 
 #[tokio::test]

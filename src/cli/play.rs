@@ -155,6 +155,7 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
             game: game.clone(),
             seat: options.seat,
             player_name: options.name.clone(),
+            player: String::new(),
         })
         .await
         .map_err(|s| reason(&s))?

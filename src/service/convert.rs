@@ -11,6 +11,7 @@ use crate::rules::{
 use super::error::ServiceError;
 use super::game::Submitted;
 use super::lobby::{GameInfo, Lobby, Status};
+use super::players::Player;
 use super::registry::NewGame;
 
 /// `CreateGame`'s options to domain.
@@ -85,11 +86,29 @@ pub fn game(info: &GameInfo) -> pb::Game {
                 taken: s.taken,
                 player_name: s.name.clone(),
                 played_by_server: s.server_played,
+                player: s.player.clone().unwrap_or_default(),
             })
             .collect(),
         version: info.version,
         winners: seats(&info.winners),
         rematch: info.lobby.rematch.clone().unwrap_or_default(),
+        invite_code: match info.status {
+            Status::Waiting => info.lobby.invite_code.clone().unwrap_or_default(),
+            _ => String::new(),
+        },
+    }
+}
+
+/// A registered player.
+pub fn registered_player(p: &Player) -> pb::Player {
+    pb::Player {
+        name: p.name.clone(),
+        display_name: p.display_name.clone(),
+        bot: p.bot,
+        create_time: Some(prost_types::Timestamp {
+            seconds: i64::try_from(p.created_unix).unwrap_or(i64::MAX),
+            nanos: 0,
+        }),
     }
 }
 

@@ -40,6 +40,15 @@ pub enum ServiceError {
     NoGame(String),
     /// No token, or a token no game knows (`UNAUTHENTICATED`).
     Unauthenticated(String),
+    /// No player token, or not the token of the player named (`UNAUTHENTICATED`).
+    PlayerUnauthenticated(String),
+    /// Something else than a game that is not there: a player, an invite code (`NOT_FOUND`).
+    NotFound {
+        /// Stable UPPER_SNAKE reason.
+        reason: &'static str,
+        /// Words for a person.
+        message: String,
+    },
     /// A token for something else, or an admin call without the admin token
     /// (`PERMISSION_DENIED`).
     Denied {
@@ -128,6 +137,14 @@ impl ServiceError {
         }
     }
 
+    /// Something that is not there.
+    pub fn not_found(reason: &'static str, message: impl Into<String>) -> ServiceError {
+        ServiceError::NotFound {
+            reason,
+            message: message.into(),
+        }
+    }
+
     /// The store failed.
     pub fn unavailable(message: impl Into<String>) -> ServiceError {
         ServiceError::Store(StoreError::Unavailable(message.into()))
@@ -149,8 +166,8 @@ impl ServiceError {
             E::Rule(_) | E::Precondition { .. } | E::VersionMismatch { .. } => {
                 Code::FailedPrecondition
             }
-            E::NoGame(_) => Code::NotFound,
-            E::Unauthenticated(_) => Code::Unauthenticated,
+            E::NoGame(_) | E::NotFound { .. } => Code::NotFound,
+            E::Unauthenticated(_) | E::PlayerUnauthenticated(_) => Code::Unauthenticated,
             E::Denied { .. } => Code::PermissionDenied,
             E::Exhausted { .. } => Code::ResourceExhausted,
             // Another server moved first and the retries ran out: try again.
@@ -169,7 +186,9 @@ impl ServiceError {
             E::Invalid { reason, .. }
             | E::Precondition { reason, .. }
             | E::Denied { reason, .. }
-            | E::Exhausted { reason, .. } => reason,
+            | E::Exhausted { reason, .. }
+            | E::NotFound { reason, .. } => reason,
+            E::PlayerUnauthenticated(_) => "PLAYER_TOKEN_INVALID",
             E::Rule(e) => e.reason(),
             E::Setup(e) => e.reason(),
             E::NoGame(_) => "GAME_NOT_FOUND",
@@ -191,6 +210,8 @@ impl ServiceError {
             | E::Precondition { message, .. }
             | E::Denied { message, .. }
             | E::Exhausted { message, .. }
+            | E::NotFound { message, .. }
+            | E::PlayerUnauthenticated(message)
             | E::Unauthenticated(message) => message.clone(),
             E::Rule(e) => e.to_string(),
             E::Setup(e) => e.to_string(),

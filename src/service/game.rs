@@ -29,6 +29,7 @@ use super::error::ServiceError;
 use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token};
 use super::log::EventLog;
 use super::metrics::Metrics;
+use super::players::{self, Players};
 
 /// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
 const REQUESTS_IN_MEMORY: usize = 1024;
@@ -83,6 +84,7 @@ pub(crate) enum Command {
     Join {
         seat: Option<usize>,
         name: String,
+        player: Option<Joining>,
         reply: Reply<(Seat, String, GameInfo)>,
     },
     /// Deals the first round.
@@ -115,6 +117,17 @@ pub(crate) enum Command {
         admin: bool,
         reply: Reply<Vec<Event>>,
     },
+}
+
+/// A registered player taking a seat: its name and (checked) token, from which the seat token
+/// is derived.
+pub(crate) struct Joining {
+    /// `players/{id}`.
+    pub player: String,
+    /// The player token.
+    pub token: String,
+    /// Where the player's games are listed.
+    pub players: Players,
 }
 
 /// A move's answer: the game's version after it, and its events as the seat saw them.
@@ -520,8 +533,13 @@ impl Live {
             Command::SeatOf { token, reply } => {
                 let _ = reply.send(self.acting_seat(&token).await);
             }
-            Command::Join { seat, name, reply } => {
-                let _ = reply.send(self.join(seat, &name).await);
+            Command::Join {
+                seat,
+                name,
+                player,
+                reply,
+            } => {
+                let _ = reply.send(self.join(seat, &name, player).await);
             }
             Command::Start { reply } => {
                 let _ = reply.send(self.start().await);
@@ -632,10 +650,23 @@ impl Live {
         &mut self,
         seat: Option<usize>,
         name: &str,
+        player: Option<Joining>,
     ) -> Result<(Seat, String, GameInfo), ServiceError> {
         if self.store.shared() {
             self.reload_record().await?;
             self.catch_up().await;
+        }
+        if let Some(joining) = &player
+            && let Some(held) = self
+                .lobby
+                .seats
+                .iter()
+                .position(|s| s.player.as_deref() == Some(joining.player.as_str()))
+        {
+            // A player holds one seat per game: joining again (a retry, another device) finds
+            // it, whatever the game's state.
+            let token = players::seat_token(&joining.token, &self.name, held);
+            return Ok((held, token, self.info()));
         }
         self.lobby_open()?;
         let seat = match seat {
@@ -661,7 +692,17 @@ impl Live {
                 .position(|s| !s.taken)
                 .ok_or_else(|| ServiceError::precondition("NO_OPEN_SEAT", "every seat is taken"))?,
         };
-        let token = new_token();
+        let token = match &player {
+            Some(joining) => {
+                // Listed first: a listing whose seat the record does not show is skipped.
+                joining
+                    .players
+                    .note_seat(&joining.player, &self.name, seat)
+                    .await?;
+                players::seat_token(&joining.token, &self.name, seat)
+            }
+            None => new_token(),
+        };
         let before = std::mem::replace(
             &mut self.lobby.seats[seat],
             SeatState {
@@ -670,6 +711,7 @@ impl Live {
                 server_played: false,
                 taken: true,
                 left: false,
+                player: player.map(|j| j.player),
             },
         );
         if let Err(e) = self.save_record().await {

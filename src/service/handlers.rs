@@ -85,8 +85,13 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::JoinGameRequest>,
     ) -> Answer<pb::JoinGameResponse> {
+        let bearer = token(&request);
         let r = request.into_inner();
-        let (seat, token, game) = self.registry.join(&r.game, r.seat, &r.player_name).await?;
+        let player = (!r.player.is_empty()).then_some((r.player.as_str(), bearer.as_deref()));
+        let (seat, token, game) = self
+            .registry
+            .join(&r.game, r.seat, &r.player_name, player)
+            .await?;
         Ok(Response::new(pb::JoinGameResponse {
             seat: u32::try_from(seat).unwrap_or(u32::MAX),
             seat_token: token,
@@ -235,6 +240,50 @@ impl UnoFlipService for Service {
             .await?;
         Ok(Response::new(pb::RematchResponse {
             game: Some(convert::game(&game)),
+        }))
+    }
+
+    async fn register_player(
+        &self,
+        request: Request<pb::RegisterPlayerRequest>,
+    ) -> Answer<pb::RegisterPlayerResponse> {
+        let r = request.get_ref();
+        let (player, token) = self.registry.players.register(&r.display_name, r.bot).await?;
+        Ok(Response::new(pb::RegisterPlayerResponse {
+            player: Some(convert::registered_player(&player)),
+            player_token: token,
+        }))
+    }
+
+    async fn get_player(
+        &self,
+        request: Request<pb::GetPlayerRequest>,
+    ) -> Answer<pb::GetPlayerResponse> {
+        let player = self.registry.players.get(&request.get_ref().name).await?;
+        Ok(Response::new(pb::GetPlayerResponse {
+            player: Some(convert::registered_player(&player)),
+        }))
+    }
+
+    async fn list_my_games(
+        &self,
+        request: Request<pb::ListMyGamesRequest>,
+    ) -> Answer<pb::ListMyGamesResponse> {
+        let bearer = token(&request);
+        let r = request.get_ref();
+        let games = self
+            .registry
+            .player_games(&r.player, bearer.as_deref(), r.page_size)
+            .await?;
+        Ok(Response::new(pb::ListMyGamesResponse {
+            games: games
+                .iter()
+                .map(|(info, seat, token)| pb::PlayerGame {
+                    game: Some(convert::game(info)),
+                    seat: u32::try_from(*seat).unwrap_or(u32::MAX),
+                    seat_token: token.clone(),
+                })
+                .collect(),
         }))
     }
 

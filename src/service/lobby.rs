@@ -48,6 +48,9 @@ pub struct SeatState {
     /// The player left: the seat's token no longer acts.
     #[serde(default)]
     pub left: bool,
+    /// The registered player who took it (`players/{id}`), if taken with a player token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player: Option<String>,
 }
 
 /// A game's record.
@@ -77,6 +80,9 @@ pub struct Lobby {
     /// The game that follows this one, once a player asked for a rematch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rematch: Option<String>,
+    /// The invite code that names the game while its lobby is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invite_code: Option<String>,
 }
 
 impl Lobby {

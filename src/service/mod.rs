@@ -4,6 +4,7 @@
 //! - `registry`: names to live games; creation, loading on demand, rebuilding at start,
 //!   following a shared store.
 //! - `game`: one task per live game, which owns it: moves, seats, server moves, clocks, lifecycle.
+//! - `players`: registered players, the seats they took, invite codes.
 //! - `lobby`: a game's record (setup, seats, token hashes) and public description.
 //! - `log`: the events a live game holds in memory.
 //! - `stream`: per-viewer game streams and the public firehose.
@@ -24,6 +25,7 @@ mod limit;
 mod lobby;
 mod log;
 pub mod metrics;
+pub mod players;
 pub mod publish;
 mod reasons;
 mod registry;

@@ -23,6 +23,7 @@ use super::game::{self, GameRef, Hooks, Lifecycle};
 use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token, now_unix};
 use super::log::EventLog;
 use super::metrics::{Metrics, Open};
+use super::players::Players;
 
 /// Limits and secrets of a running service.
 #[derive(Clone, Debug)]
@@ -121,6 +122,8 @@ pub struct Registry {
     pub(crate) firehose: tokio::sync::Mutex<Weak<super::firehose::Hub>>,
     /// One rematch created at a time, so that two players asking at once get the same game.
     rematches: tokio::sync::Mutex<()>,
+    /// Registered players and invite codes.
+    pub players: Players,
 }
 
 /// One open stream, counted against its connection's limit and in the metrics until dropped.
@@ -166,7 +169,7 @@ impl Registry {
         let registry = Arc::new(Registry {
             table: Mutex::default(),
             loading: tokio::sync::Mutex::new(()),
-            store,
+            store: store.clone(),
             appended: Arc::new(watch::channel(0).0),
             live: watch::channel(0).0,
             config,
@@ -175,6 +178,7 @@ impl Registry {
             stopping: watch::channel(false).0,
             firehose: tokio::sync::Mutex::new(Weak::new()),
             rematches: tokio::sync::Mutex::new(()),
+            players: Players::new(store.clone()),
         });
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
@@ -499,6 +503,8 @@ impl Registry {
                 ));
             }
         }
+        let name = format!("games/{}", &new_token()[..16]);
+        let invite_code = self.players.new_code(&name).await?;
         let lobby = Lobby {
             setup,
             timer: new.turn_timer,
@@ -515,6 +521,7 @@ impl Registry {
                         server_played: bot,
                         taken: bot,
                         left: false,
+                        player: None,
                     }
                 })
                 .collect(),
@@ -522,8 +529,8 @@ impl Registry {
             created_unix: now_unix(),
             expired: false,
             rematch: None,
+            invite_code: Some(invite_code),
         };
-        let name = format!("games/{}", &new_token()[..16]);
         let record = lobby.to_record();
         self.store.save_game(&name, &record, false).await?;
         let all_bots = lobby.all_bots();
@@ -635,25 +642,101 @@ impl Registry {
         out
     }
 
-    /// Takes a seat (the first open one when `seat` is `None`) and returns its token.
+    /// Takes a seat (the first open one when `seat` is `None`) and returns its token. `name`
+    /// is the game's name or its invite code. With `player` (`players/{id}` and its token),
+    /// the seat is that player's, its token derived from the player's; a player who already
+    /// holds a seat of the game gets that seat again.
     pub async fn join(
         self: &Arc<Self>,
         name: &str,
         seat: Option<u32>,
-        player: &str,
+        display_name: &str,
+        player: Option<(&str, Option<&str>)>,
     ) -> Result<(Seat, String, GameInfo), ServiceError> {
+        let name = self.resolve(name).await?;
+        let name = name.as_str();
         let game = self.get(name).await?;
         let seat = seat.map(|s| usize::try_from(s).unwrap_or(usize::MAX));
-        let player = player.chars().take(64).collect();
+        let mut display_name: String = display_name.chars().take(64).collect();
+        let joining = match player {
+            Some((player, token)) => {
+                let found = self.players.authenticate(player, token).await?;
+                if display_name.trim().is_empty() {
+                    display_name = found.display_name;
+                }
+                Some(game::Joining {
+                    player: found.name,
+                    token: token.unwrap_or_default().to_owned(),
+                    players: self.players.clone(),
+                })
+            }
+            None => None,
+        };
         let joined = game
             .ask(|reply| game::Command::Join {
                 seat,
-                name: player,
+                name: display_name,
+                player: joining,
                 reply,
             })
             .await?;
         self.note_token(hash(&joined.1), name);
         Ok(joined)
+    }
+
+    /// The game `name` names: itself, or the game of an invite code while its lobby is open.
+    async fn resolve(self: &Arc<Self>, name: &str) -> Result<String, ServiceError> {
+        if name.starts_with("games/") {
+            return Ok(name.to_owned());
+        }
+        let Some(code) = super::players::as_code(name) else {
+            // Neither a name nor a code: refused as a malformed name.
+            return game_id(name).map(|_| name.to_owned());
+        };
+        let Some(game) = self.players.code(&code).await? else {
+            return Err(ServiceError::not_found(
+                "INVITE_CODE_UNKNOWN",
+                format!("no game has the invite code {code}"),
+            ));
+        };
+        let info = self.describe(&game).await?;
+        if info.status != Status::Waiting {
+            return Err(ServiceError::precondition(
+                "INVITE_CODE_EXPIRED",
+                format!("the invite code {code} expired: its game's lobby is no longer open"),
+            ));
+        }
+        Ok(game)
+    }
+
+    /// Up to `limit` of the seats a player took, newest first, with each seat's token (the
+    /// player's `token` must be given).
+    pub async fn player_games(
+        self: &Arc<Self>,
+        player: &str,
+        token: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<(GameInfo, Seat, String)>, ServiceError> {
+        let found = self.players.authenticate(player, token).await?;
+        let token = token.unwrap_or_default();
+        let limit = if limit == 0 { 50 } else { limit.min(100) } as usize;
+        let mut out = Vec::new();
+        for held in self.players.games(&found.name, limit).await? {
+            let Ok(info) = self.describe(&held.game).await else {
+                continue;
+            };
+            let theirs = info
+                .lobby
+                .seats
+                .get(held.seat)
+                .is_some_and(|s| s.player.as_deref() == Some(found.name.as_str()));
+            if theirs {
+                let seat_token = super::players::seat_token(token, &held.game, held.seat);
+                self.note_token(hash(&seat_token), &held.game);
+                out.push((info, held.seat, seat_token));
+            }
+        }
+        Ok(out)
     }
 
     /// The seat `token` holds in game `name`.

@@ -62,6 +62,7 @@ pub struct MemoryStore {
     records: Mutex<Records>,
     snapshots: Mutex<HashMap<String, (u64, String)>>,
     cursors: Mutex<HashMap<String, u64>>,
+    entries: Mutex<std::collections::BTreeMap<(String, String), String>>,
     changes: Changes,
 }
 
@@ -275,6 +276,58 @@ impl EventStore for MemoryStore {
                 .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
                 .insert(name.to_owned(), position);
             Ok(())
+        })
+    }
+
+    fn put_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+        create_only: bool,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut entries = self
+                .entries
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let slot = (kind.to_owned(), key.to_owned());
+            if create_only && entries.contains_key(&slot) {
+                return Ok(false);
+            }
+            entries.insert(slot, value.to_owned());
+            Ok(true)
+        })
+    }
+
+    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
+        Box::pin(async move {
+            Ok(self
+                .entries
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
+                .get(&(kind.to_owned(), key.to_owned()))
+                .cloned())
+        })
+    }
+
+    fn entries<'a>(
+        &'a self,
+        kind: &'a str,
+        prefix: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<(String, String)>> {
+        Box::pin(async move {
+            let entries = self
+                .entries
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            Ok(entries
+                .range((kind.to_owned(), prefix.to_owned())..)
+                .take_while(|((k, key), _)| k == kind && key.starts_with(prefix))
+                .take(limit)
+                .map(|((_, key), value)| (key.clone(), value.clone()))
+                .collect())
         })
     }
 

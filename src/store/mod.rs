@@ -261,6 +261,29 @@ pub trait EventStore: Send + Sync + 'static {
     /// Keeps `position` under `name` in place of any earlier one. Durable when it returns.
     fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()>;
 
+    /// Keeps `value` under `key` in the table `kind` (players, invite codes, a player's games):
+    /// in place of an older value, or, when `create_only`, only if the key is free. Returns
+    /// whether it was written. Durable when it returns.
+    fn put_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+        create_only: bool,
+    ) -> StoreFuture<'a, bool>;
+
+    /// The value under `key` in the table `kind`, if any.
+    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Up to `limit` entries of the table `kind` whose keys start with `prefix`, as
+    /// `(key, value)` in key order.
+    fn entries<'a>(
+        &'a self,
+        kind: &'a str,
+        prefix: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<(String, String)>>;
+
     /// Tries to become the one holder of `name` among the servers sharing this store (the one
     /// that publishes events, say): `None` while another server holds it. Held until the
     /// [`Lease`] is dropped or its holder dies. A store that belongs to one server grants it

@@ -23,7 +23,7 @@ const UNIQUE_VIOLATION: &str = "23505";
 /// Events one append may hold (the index within an append takes 16 bits of the position).
 const MAX_APPEND: usize = 1 << 16;
 
-const SCHEMA: [&str; 4] = [
+const SCHEMA: [&str; 5] = [
     "CREATE TABLE IF NOT EXISTS unoflip_events (
         position BIGSERIAL PRIMARY KEY,
         game TEXT NOT NULL,
@@ -46,6 +46,12 @@ const SCHEMA: [&str; 4] = [
     "CREATE TABLE IF NOT EXISTS unoflip_cursors (
         name TEXT PRIMARY KEY,
         position BIGINT NOT NULL
+    )",
+    "CREATE TABLE IF NOT EXISTS unoflip_entries (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (kind, key)
     )",
 ];
 
@@ -425,6 +431,69 @@ impl EventStore for PostgresStore {
             .await
             .map_err(unavailable)?;
             Ok(())
+        })
+    }
+
+    fn put_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+        create_only: bool,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let sql = if create_only {
+                "INSERT INTO unoflip_entries (kind, key, value) VALUES ($1, $2, $3)
+                 ON CONFLICT (kind, key) DO NOTHING"
+            } else {
+                "INSERT INTO unoflip_entries (kind, key, value) VALUES ($1, $2, $3)
+                 ON CONFLICT (kind, key) DO UPDATE SET value = $3"
+            };
+            let done = sqlx::query(sql)
+                .bind(kind)
+                .bind(key)
+                .bind(value)
+                .execute(&self.pool)
+                .await
+                .map_err(unavailable)?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let row: Option<(String,)> =
+                sqlx::query_as("SELECT value FROM unoflip_entries WHERE kind = $1 AND key = $2")
+                    .bind(kind)
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(unavailable)?;
+            Ok(row.map(|(v,)| v))
+        })
+    }
+
+    fn entries<'a>(
+        &'a self,
+        kind: &'a str,
+        prefix: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<(String, String)>> {
+        Box::pin(async move {
+            // Keys compared byte by byte (COLLATE "C"), as the other stores order them.
+            let rows: Vec<(String, String)> = sqlx::query_as(
+                r#"SELECT key, value FROM unoflip_entries
+                   WHERE kind = $1 AND key COLLATE "C" >= $2
+                     AND left(key, length($2)) = $2
+                   ORDER BY key COLLATE "C" LIMIT $3"#,
+            )
+            .bind(kind)
+            .bind(prefix)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(rows)
         })
     }
 

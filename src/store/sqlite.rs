@@ -85,6 +85,24 @@ enum Command {
         name: String,
         reply: Reply<Option<u64>>,
     },
+    PutEntry {
+        kind: String,
+        key: String,
+        value: String,
+        create_only: bool,
+        reply: Reply<bool>,
+    },
+    Entry {
+        kind: String,
+        key: String,
+        reply: Reply<Option<String>>,
+    },
+    Entries {
+        kind: String,
+        prefix: String,
+        limit: usize,
+        reply: Reply<Vec<(String, String)>>,
+    },
 }
 
 /// Events in an SQLite file.
@@ -119,6 +137,12 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE TABLE IF NOT EXISTS cursors (
     name TEXT PRIMARY KEY,
     position INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entries (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (kind, key)
 );
 ";
 
@@ -305,6 +329,44 @@ impl EventStore for SqliteStore {
             reply,
         }))
     }
+
+    fn put_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+        create_only: bool,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(self.ask(move |reply| Command::PutEntry {
+            kind: kind.to_owned(),
+            key: key.to_owned(),
+            value: value.to_owned(),
+            create_only,
+            reply,
+        }))
+    }
+
+    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
+        Box::pin(self.ask(move |reply| Command::Entry {
+            kind: kind.to_owned(),
+            key: key.to_owned(),
+            reply,
+        }))
+    }
+
+    fn entries<'a>(
+        &'a self,
+        kind: &'a str,
+        prefix: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<(String, String)>> {
+        Box::pin(self.ask(move |reply| Command::Entries {
+            kind: kind.to_owned(),
+            prefix: prefix.to_owned(),
+            limit,
+            reply,
+        }))
+    }
 }
 
 /// Answers a write of the batch with its own result, or with the commit's error if the batch
@@ -398,6 +460,26 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                         .map(|_| ())
                         .map_err(unavailable)
                     });
+                    done.push(after_commit(reply, result));
+                }
+                Command::PutEntry {
+                    kind,
+                    key,
+                    value,
+                    create_only,
+                    reply,
+                } => {
+                    let sql = if create_only {
+                        "INSERT INTO entries (kind, key, value) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (kind, key) DO NOTHING"
+                    } else {
+                        "INSERT INTO entries (kind, key, value) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (kind, key) DO UPDATE SET value = ?3"
+                    };
+                    let result = tx
+                        .execute(sql, params![kind, key, value])
+                        .map(|n| n > 0)
+                        .map_err(unavailable);
                     done.push(after_commit(reply, result));
                 }
                 read => reads.push(read),
@@ -532,6 +614,29 @@ fn serve_read(conn: &Connection, command: Command) {
         Command::SaveGame { reply, .. } | Command::SaveCursor { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
         }
+        Command::PutEntry { reply, .. } => {
+            let _ = reply.send(Err(unavailable("not a read")));
+        }
+        Command::Entry { kind, key, reply } => {
+            use rusqlite::OptionalExtension;
+            let found = conn
+                .query_row(
+                    "SELECT value FROM entries WHERE kind = ?1 AND key = ?2",
+                    params![kind, key],
+                    |row| row.get::<_, String>(0),
+                )
+                .optional()
+                .map_err(unavailable);
+            let _ = reply.send(found);
+        }
+        Command::Entries {
+            kind,
+            prefix,
+            limit,
+            reply,
+        } => {
+            let _ = reply.send(entries(conn, &kind, &prefix, limit));
+        }
         Command::Cursor { name, reply } => {
             use rusqlite::OptionalExtension;
             let found = conn
@@ -615,6 +720,30 @@ fn record(conn: &Connection, game: &str) -> Result<Option<(String, bool)>, Store
     .map_err(unavailable)
 }
 
+/// Up to `limit` entries of `kind` whose keys start with `prefix`, in key order (SQLite
+/// compares text byte by byte).
+fn entries(
+    conn: &Connection,
+    kind: &str,
+    prefix: &str,
+    limit: usize,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let mut query = conn
+        .prepare_cached(
+            "SELECT key, value FROM entries
+             WHERE kind = ?1 AND key >= ?2 AND substr(key, 1, length(?2)) = ?2
+             ORDER BY key LIMIT ?3",
+        )
+        .map_err(unavailable)?;
+    let rows = query
+        .query_map(
+            params![kind, prefix, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+        )
+        .map_err(unavailable)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(unavailable)
+}
+
 /// The versions a stored request produced.
 fn find_request(
     conn: &Connection,
@@ -649,6 +778,15 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Cursor { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::PutEntry { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Entry { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Entries { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Unfinished { reply } => {

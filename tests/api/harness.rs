@@ -125,6 +125,7 @@ pub async fn started(client: &mut Client, options: pb::GameOptions) -> (String, 
                 game: game.name.clone(),
                 seat: Some(seat),
                 player_name: format!("p{seat}"),
+                player: String::new(),
             })
             .await
             .unwrap()

@@ -208,6 +208,7 @@ async fn seats_are_joined_once_and_the_game_starts_when_all_are_taken() {
         game: game.name.clone(),
         seat,
         player_name: "ann".into(),
+        player: String::new(),
     };
     let first = client.join_game(join(Some(1))).await.unwrap().into_inner();
     let status = client.join_game(join(Some(1))).await.unwrap_err();

@@ -68,6 +68,7 @@ async fn dealt(
                 game: created.name.clone(),
                 seat: Some(seat),
                 player_name: String::new(),
+                player: String::new(),
             })
             .await
             .unwrap()

@@ -264,6 +264,7 @@ async fn join(client: &mut Client, game: &str, seat: u32) -> String {
             game: game.into(),
             seat: Some(seat),
             player_name: format!("p{seat}"),
+            player: String::new(),
         })
         .await
         .unwrap()
@@ -300,6 +301,7 @@ async fn a_waiting_rooms_stream_sends_the_lobby_on_every_change_then_the_game() 
             game: game.clone(),
             seat: Some(1),
             player_name: "late".into(),
+            player: String::new(),
         })
         .await;
     assert!(refused.is_err());

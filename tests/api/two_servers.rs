@@ -57,6 +57,7 @@ async fn two_servers_on_one_postgres_share_games() {
                 game: game.clone(),
                 seat: Some(0),
                 player_name: "a".into(),
+                player: String::new(),
             })
             .await
             .unwrap()
@@ -67,6 +68,7 @@ async fn two_servers_on_one_postgres_share_games() {
                 game: game.clone(),
                 seat: Some(1),
                 player_name: "b".into(),
+                player: String::new(),
             })
             .await
             .unwrap()

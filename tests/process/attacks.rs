@@ -72,6 +72,7 @@ async fn join_game_is_limited_per_address_and_a_refused_join_takes_no_seat() {
         game: game.clone(),
         seat: Some(seat),
         player_name: format!("s{seat}"),
+        player: String::new(),
     };
     let mut answers = Vec::new();
     for seat in 0..5 {

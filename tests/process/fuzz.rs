@@ -65,6 +65,7 @@ impl Fixture {
                 game: self.lobby.clone(),
                 seat: Some(1),
                 player_name: "fuzz".into(),
+                player: String::new(),
             }
             .encode_to_vec(),
             "StartGame" => pb::StartGameRequest {
@@ -423,6 +424,7 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
                 game: lobby.clone(),
                 seat: Some(0),
                 player_name: "host".into(),
+                player: String::new(),
             })
             .await
             .unwrap()

@@ -308,6 +308,7 @@ pub async fn table(client: &mut Client, options: pb::GameOptions) -> (String, Ve
                 game: game.name.clone(),
                 seat: Some(seat),
                 player_name: format!("p{seat}"),
+                player: String::new(),
             })
             .await
             .unwrap()

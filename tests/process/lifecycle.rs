@@ -149,6 +149,7 @@ async fn a_lobby_expires_and_a_game_nobody_plays_is_abandoned() {
             game: lobby.clone(),
             seat: None,
             player_name: "late".into(),
+            player: String::new(),
         })
         .await
         .unwrap_err();
@@ -287,6 +288,7 @@ async fn an_expired_lobby_says_so_with_an_event_that_outlives_a_restart() {
             game: lobby.clone(),
             seat: Some(2),
             player_name: "late".into(),
+            player: String::new(),
         })
         .await
         .unwrap_err();

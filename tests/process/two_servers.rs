@@ -158,6 +158,7 @@ async fn a_waiting_room_on_one_server_sees_a_seat_taken_on_the_other() {
         game: game.clone(),
         seat: Some(1),
         player_name: "b".into(),
+        player: String::new(),
     })
     .await
     .unwrap();

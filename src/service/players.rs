@@ -1,0 +1,298 @@
+//! Players and invite codes, kept in the store's entry tables so that every server sharing the
+//! store sees them and a restart keeps them.
+//!
+//! - A player (`players/{id}`) has a display name, a bot flag and a token whose hash only is
+//!   kept. A seat taken with a player token gets a seat token derived from the player token,
+//!   the game and the seat: the player token gives it back at any time (`ListMyGames`), while
+//!   the store still keeps no secret.
+//! - The games a player sat at are listed newest first (`player_games`).
+//! - An invite code is six characters without ambiguous ones (no I, L, O, 0, 1), naming a game
+//!   while its lobby is open.
+
+use std::sync::Arc;
+
+use rand::RngExt;
+use sha2::{Digest, Sha256};
+
+use super::error::{ServiceError, quote};
+use super::lobby::{TokenHash, hash, new_token, now_unix};
+use crate::rules::Seat;
+use crate::store::EventStore;
+
+/// The entry table of players, by id.
+const PLAYERS: &str = "players";
+/// The entry table of a player's games: `{id}/{newest first}/{game}` -> seat.
+const PLAYER_GAMES: &str = "player_games";
+/// The entry table of invite codes: code -> game.
+const CODES: &str = "invite_codes";
+
+/// The letters of an invite code: capitals and digits without I, L, O, 0 and 1.
+pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+/// The length of an invite code.
+pub const CODE_LEN: usize = 6;
+/// The longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 32;
+
+/// A registered player, as stored.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Player {
+    /// `players/{id}`.
+    pub name: String,
+    /// The display name.
+    pub display_name: String,
+    /// Registered as a bot.
+    pub bot: bool,
+    /// The hash of the player token, hex.
+    pub token_hash: String,
+    /// When the player registered (Unix seconds).
+    pub created_unix: u64,
+}
+
+/// A seat a player took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayerSeat {
+    /// `games/{id}`.
+    pub game: String,
+    /// The seat.
+    pub seat: Seat,
+}
+
+/// Players and invite codes in a store.
+#[derive(Clone)]
+pub struct Players {
+    store: Arc<dyn EventStore>,
+}
+
+/// A checked display name: trimmed, 1 to 32 letters, digits, spaces and `_-.'`.
+pub fn check_name(name: &str) -> Result<String, ServiceError> {
+    let name = name.trim();
+    let count = name.chars().count();
+    if count == 0 || count > MAX_NAME_CHARS {
+        return Err(ServiceError::invalid(
+            "PLAYER_NAME_INVALID",
+            format!("a display name has 1 to {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|&c| !(c.is_alphanumeric() || c == ' ' || "_-.'".contains(c)))
+    {
+        return Err(ServiceError::invalid(
+            "PLAYER_NAME_INVALID",
+            format!("a display name has letters, digits, spaces and _-.' only, not {bad:?}"),
+        ));
+    }
+    Ok(name.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// The id part of `players/{id}`, refused when malformed.
+pub fn player_id(name: &str) -> Result<&str, ServiceError> {
+    name.strip_prefix("players/")
+        .filter(|id| !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| {
+            ServiceError::invalid(
+                "PLAYER_NAME_MALFORMED",
+                format!("a player is named players/{{id}}, not {}", quote(name)),
+            )
+        })
+}
+
+/// The seat token of `seat` of `game` taken with `player_token`.
+pub fn seat_token(player_token: &str, game: &str, seat: Seat) -> String {
+    let mut digest = Sha256::new();
+    digest.update(b"unoflip seat token\0");
+    digest.update(player_token.as_bytes());
+    digest.update(b"\0");
+    digest.update(game.as_bytes());
+    digest.update(b"\0");
+    digest.update(seat.to_string().as_bytes());
+    hex::encode(digest.finalize())
+}
+
+/// `text` as an invite code, if it can be one: letters of the code's alphabet, any case, with
+/// spaces and dashes ignored.
+pub fn as_code(text: &str) -> Option<String> {
+    let code: String = text
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '-'))
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    (code.len() == CODE_LEN && code.bytes().all(|b| CODE_ALPHABET.contains(&b))).then_some(code)
+}
+
+/// A new random invite code.
+fn new_code() -> String {
+    let mut rng = rand::rng();
+    (0..CODE_LEN)
+        .map(|_| char::from(CODE_ALPHABET[rng.random_range(0..CODE_ALPHABET.len())]))
+        .collect()
+}
+
+impl Players {
+    /// Players and codes kept in `store`.
+    pub fn new(store: Arc<dyn EventStore>) -> Players {
+        Players { store }
+    }
+
+    /// Registers a player; returns it and its token (shown once: only its hash is kept).
+    pub async fn register(
+        &self,
+        display_name: &str,
+        bot: bool,
+    ) -> Result<(Player, String), ServiceError> {
+        let display_name = check_name(display_name)?;
+        let token = new_token();
+        let player = Player {
+            name: format!("players/{}", &new_token()[..16]),
+            display_name,
+            bot,
+            token_hash: hex::encode(hash(&token)),
+            created_unix: now_unix(),
+        };
+        self.save(&player, true).await?;
+        tracing::info!(player = %player.name, bot, "player registered");
+        Ok((player, token))
+    }
+
+    /// Stores `player` (only if new, when `create_only`).
+    async fn save(&self, player: &Player, create_only: bool) -> Result<(), ServiceError> {
+        let id = player_id(&player.name)?;
+        let text = serde_json::to_string(player).map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        if self.store.put_entry(PLAYERS, id, &text, create_only).await? {
+            Ok(())
+        } else {
+            Err(ServiceError::unavailable("a player id was drawn twice; try again"))
+        }
+    }
+
+    /// The player `name` (`players/{id}`).
+    pub async fn get(&self, name: &str) -> Result<Player, ServiceError> {
+        let id = player_id(name)?;
+        let text = self.store.entry(PLAYERS, id).await?.ok_or_else(|| {
+            ServiceError::not_found("PLAYER_NOT_FOUND", format!("no player {}", quote(name)))
+        })?;
+        serde_json::from_str(&text).map_err(|e| ServiceError::Damaged {
+            game: name.to_owned(),
+            error: e.to_string(),
+        })
+    }
+
+    /// The player `name`, if `token` is its token.
+    pub async fn authenticate(
+        &self,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<Player, ServiceError> {
+        let Some(token) = token else {
+            return Err(ServiceError::PlayerUnauthenticated(format!(
+                "acting as {} needs its player token as `authorization: Bearer <token>`",
+                quote(name)
+            )));
+        };
+        let player = self.get(name).await?;
+        let presented: TokenHash = hash(token);
+        if hex::encode(presented) != player.token_hash {
+            return Err(ServiceError::PlayerUnauthenticated(format!(
+                "this is not the player token of {}",
+                quote(name)
+            )));
+        }
+        Ok(player)
+    }
+
+    /// Notes that `player` took `seat` of `game` (listed by [`Players::games`]).
+    pub async fn note_seat(&self, player: &str, game: &str, seat: Seat) -> Result<(), ServiceError> {
+        let id = player_id(player)?;
+        let newest_first = u64::MAX - now_millis();
+        let key = format!("{id}/{newest_first:020}/{game}");
+        self.store
+            .put_entry(PLAYER_GAMES, &key, &seat.to_string(), false)
+            .await?;
+        Ok(())
+    }
+
+    /// Up to `limit` of the seats `player` took, newest first.
+    pub async fn games(&self, player: &str, limit: usize) -> Result<Vec<PlayerSeat>, ServiceError> {
+        let id = player_id(player)?;
+        let rows = self
+            .store
+            .entries(PLAYER_GAMES, &format!("{id}/"), limit)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(key, seat)| {
+                let game = key.splitn(3, '/').nth(2)?;
+                Some(PlayerSeat {
+                    game: game.to_owned(),
+                    seat: seat.parse().ok()?,
+                })
+            })
+            .collect())
+    }
+
+    /// A new invite code for `game`.
+    pub async fn new_code(&self, game: &str) -> Result<String, ServiceError> {
+        for _ in 0..8 {
+            let code = new_code();
+            if self.store.put_entry(CODES, &code, game, true).await? {
+                return Ok(code);
+            }
+        }
+        Err(ServiceError::exhausted(
+            "INVITE_CODES_EXHAUSTED",
+            "no free invite code was found; try again",
+        ))
+    }
+
+    /// The game `code` names, if any.
+    pub async fn code(&self, code: &str) -> Result<Option<String>, ServiceError> {
+        Ok(self.store.entry(CODES, code).await?)
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked_and_tidied() {
+        assert_eq!(check_name("  Ada   Lovelace ").ok(), Some("Ada Lovelace".into()));
+        assert_eq!(check_name("Zoë-2").ok(), Some("Zoë-2".into()));
+        for bad in ["", "   ", "<script>", "a\u{0}b", &"x".repeat(33)] {
+            assert_eq!(
+                check_name(bad).map_err(|e| e.reason()),
+                Err("PLAYER_NAME_INVALID"),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn codes_avoid_ambiguous_letters_and_read_loosely() {
+        for _ in 0..200 {
+            let code = new_code();
+            assert_eq!(code.len(), CODE_LEN);
+            assert!(!code.contains(['I', 'L', 'O', '0', '1']), "{code}");
+            assert_eq!(as_code(&code.to_lowercase()), Some(code.clone()));
+        }
+        assert_eq!(as_code("abc-def"), Some("ABCDEF".into()));
+        assert_eq!(as_code("ABCDE0"), None);
+        assert_eq!(as_code("games/abc"), None);
+    }
+
+    #[test]
+    fn seat_tokens_differ_by_player_game_and_seat() {
+        let a = seat_token("p", "games/1", 0);
+        assert_eq!(a, seat_token("p", "games/1", 0));
+        assert_ne!(a, seat_token("q", "games/1", 0));
+        assert_ne!(a, seat_token("p", "games/2", 0));
+        assert_ne!(a, seat_token("p", "games/1", 1));
+    }
+}
