@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let handle = created.name;
                 let mut tokens = Vec::new();
                 for seat in 0..4 {
-                    tokens.push(games.join(&handle, Some(seat), "p").await?.1);
+                    tokens.push(games.join(&handle, Some(seat), "p", None).await?.1);
                 }
                 games.start(&handle, Some(&tokens[0])).await?;
                 for _ in 0..moves {

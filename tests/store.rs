@@ -277,7 +277,12 @@ async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
         assert_eq!(store.put_entry(&kind, key, key, true).await, Ok(true));
     }
     // Another kind is another table.
-    assert_eq!(store.put_entry(&format!("{p}other"), "a/0", "x", true).await, Ok(true));
+    assert_eq!(
+        store
+            .put_entry(&format!("{p}other"), "a/0", "x", true)
+            .await,
+        Ok(true)
+    );
     let listed = store.entries(&kind, "a/", 10).await.unwrap();
     assert_eq!(
         listed,
@@ -287,7 +292,10 @@ async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
             ("a/3".to_owned(), "a/3".to_owned()),
         ]
     );
-    assert_eq!(store.entries(&kind, "a/", 2).await.unwrap(), listed[..2].to_vec());
+    assert_eq!(
+        store.entries(&kind, "a/", 2).await.unwrap(),
+        listed[..2].to_vec()
+    );
     assert_eq!(store.entries(&kind, "", 100).await.unwrap().len(), 6);
     assert_eq!(store.entries(&kind, "c", 100).await, Ok(vec![]));
 }
@@ -299,7 +307,10 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     let (ada, token) = players.register("  Ada  ", false).await.unwrap();
     assert_eq!(ada.display_name, "Ada");
     assert!(!ada.bot);
-    assert!(!ada.token_hash.contains(&token), "only the token's hash is kept");
+    assert!(
+        !ada.token_hash.contains(&token),
+        "only the token's hash is kept"
+    );
     assert_eq!(players.get(&ada.name).await.unwrap(), ada);
     assert_eq!(
         players.authenticate(&ada.name, Some(&token)).await.unwrap(),
@@ -311,7 +322,10 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     let refused = players.authenticate(&ada.name, Some(&bot_token)).await;
     assert_eq!(refused.map_err(|e| e.reason()), Err("PLAYER_TOKEN_INVALID"));
     assert_eq!(
-        players.get("players/0123456789abcdef").await.map_err(|e| e.reason()),
+        players
+            .get("players/0123456789abcdef")
+            .await
+            .map_err(|e| e.reason()),
         Err("PLAYER_NOT_FOUND")
     );
     // Seats, newest first.
@@ -321,7 +335,10 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     players.note_seat(&ada.name, &g2, 0).await.unwrap();
     let seats = players.games(&ada.name, 10).await.unwrap();
     assert_eq!(
-        seats.iter().map(|s| (s.game.as_str(), s.seat)).collect::<Vec<_>>(),
+        seats
+            .iter()
+            .map(|s| (s.game.as_str(), s.seat))
+            .collect::<Vec<_>>(),
         vec![(g2.as_str(), 0), (g1.as_str(), 2)]
     );
     assert_eq!(players.games(&bot.name, 10).await.unwrap(), vec![]);
@@ -331,7 +348,68 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     assert_eq!(players.code(&code).await.unwrap(), Some(g1.clone()));
     let other = players.new_code(&g2).await.unwrap();
     assert_ne!(other, code);
-    assert_eq!(players.code(&other).await.unwrap(), Some(g2));
+    assert_eq!(players.code(&other).await.unwrap(), Some(g2.clone()));
+
+    // Ratings: an outcome is stored once; the players' records follow it, and replaying the
+    // stored outcomes gives the same ratings.
+    use unoflip::service::ratings::{Outcome, Rating};
+    let heuristic = players
+        .builtin(unoflip::bots::Level::Heuristic)
+        .await
+        .unwrap();
+    assert!(heuristic.bot);
+    assert_eq!(heuristic.display_name, "Built-in heuristic");
+    // (The built-in players are shared by every run on a shared store: outcomes here rate
+    // players of this run only.)
+    let (cy, _) = players.register("Cy", false).await.unwrap();
+    let outcome = |game: &str, places: Vec<(String, usize)>| Outcome {
+        game: game.to_owned(),
+        ruleset: unoflip::rules::Ruleset::Flip,
+        finished_millis: 1,
+        places,
+    };
+    let one = outcome(
+        &g1,
+        vec![
+            (ada.name.clone(), 1),
+            (cy.name.clone(), 2),
+            (bot.name.clone(), 2),
+        ],
+    );
+    assert!(players.record_outcome(&one).await.unwrap());
+    assert!(
+        !players.record_outcome(&one).await.unwrap(),
+        "a game's outcome counts once"
+    );
+    let two = outcome(&g2, vec![(bot.name.clone(), 1), (ada.name.clone(), 2)]);
+    assert!(players.record_outcome(&two).await.unwrap());
+    let rated = players.get(&ada.name).await.unwrap().ratings["flip"];
+    assert_eq!((rated.games, rated.wins), (2, 1));
+    assert!(rated.sigma < Rating::default().sigma);
+    let mut history: Vec<Outcome> = players
+        .outcomes()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.game.starts_with(&format!("games/{p}")))
+        .collect();
+    assert_eq!(history.len(), 2);
+    let replayed = unoflip::service::ratings::replay(&mut history);
+    for who in [&ada, &bot, &cy] {
+        let stored = players.get(&who.name).await.unwrap().ratings["flip"];
+        assert_eq!(stored, replayed["flip"][&who.name], "{}", who.display_name);
+    }
+    if !store_is_shared_by_runs(p) {
+        // Recomputing from the history changes nothing that was kept in step.
+        let before = players.get(&ada.name).await.unwrap();
+        assert_eq!(players.recompute().await.unwrap(), 2);
+        assert_eq!(players.get(&ada.name).await.unwrap(), before);
+    }
+}
+
+/// Whether this run's store holds other runs' data too (the built-in players are shared).
+fn store_is_shared_by_runs(p: &str) -> bool {
+    !p.is_empty()
 }
 
 #[tokio::test]

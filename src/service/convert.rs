@@ -12,6 +12,7 @@ use super::error::ServiceError;
 use super::game::Submitted;
 use super::lobby::{GameInfo, Lobby, Status};
 use super::players::Player;
+use super::ratings::{Rating, ruleset_key};
 use super::registry::NewGame;
 
 /// `CreateGame`'s options to domain.
@@ -27,6 +28,7 @@ pub fn new_game(o: &pb::GameOptions) -> Result<NewGame, ServiceError> {
         bot_think: bot_think_from(o.bot_think_ms)?,
         turn_timer: (o.turn_timer_seconds > 0)
             .then(|| std::time::Duration::from_secs(u64::from(o.turn_timer_seconds))),
+        rated: o.rated,
     })
 }
 
@@ -61,6 +63,7 @@ pub fn shown_options(lobby: &Lobby) -> pb::GameOptions {
         deck_order: Vec::new(),
         bot_level: bot_level(lobby.bot_level) as i32,
         bot_think_ms: lobby.bot_think_ms,
+        rated: lobby.rated,
     }
 }
 
@@ -109,6 +112,21 @@ pub fn registered_player(p: &Player) -> pb::Player {
             seconds: i64::try_from(p.created_unix).unwrap_or(i64::MAX),
             nanos: 0,
         }),
+        ratings: [Ruleset::Flip, Ruleset::Classic]
+            .into_iter()
+            .filter_map(|r| Some(rating(r, p.ratings.get(ruleset_key(r))?)))
+            .collect(),
+    }
+}
+
+/// A rating in `ruleset`.
+pub fn rating(ruleset_of: Ruleset, r: &Rating) -> pb::Rating {
+    pb::Rating {
+        ruleset: ruleset(ruleset_of) as i32,
+        rating: r.mu,
+        uncertainty: r.sigma,
+        games: r.games,
+        wins: r.wins,
     }
 }
 

@@ -30,6 +30,7 @@ use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_toke
 use super::log::EventLog;
 use super::metrics::Metrics;
 use super::players::{self, Players};
+use super::ratings;
 
 /// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
 const REQUESTS_IN_MEMORY: usize = 1024;
@@ -194,12 +195,16 @@ pub(crate) struct Hooks {
     pub metrics: Arc<Metrics>,
     /// Called once when the task stops.
     pub on_stop: Box<dyn FnOnce() + Send>,
+    /// Where a rated game's outcome goes.
+    pub players: Players,
 }
 
 /// The game's state inside its task.
 struct Live {
     name: Arc<str>,
     store: Arc<dyn EventStore>,
+    /// Players and ratings.
+    players: Players,
     lifecycle: Lifecycle,
     lobby: Lobby,
     game: Option<Game>,
@@ -281,6 +286,7 @@ pub(crate) fn spawn(
         lobby_changes,
         appended: hooks.appended,
         metrics: hooks.metrics,
+        players: hooks.players,
         lifecycle,
         search: None,
     };
@@ -692,6 +698,13 @@ impl Live {
                 .position(|s| !s.taken)
                 .ok_or_else(|| ServiceError::precondition("NO_OPEN_SEAT", "every seat is taken"))?,
         };
+        if self.lobby.rated && player.is_none() {
+            return Err(ServiceError::precondition(
+                "RATED_GAME_NEEDS_PLAYER",
+                "a rated game's seats are taken by registered players: join with `player` and its \
+                 player token",
+            ));
+        }
         let token = match &player {
             Some(joining) => {
                 // Listed first: a listing whose seat the record does not show is skipped.
@@ -1159,7 +1172,53 @@ impl Live {
             // this game again, already over.
             tracing::warn!(game = %self.name, error = %e, "could not mark the game finished");
         }
+        if !was_final && self.status() == Status::Finished && self.lobby.rated {
+            self.rate().await;
+        }
         seen
+    }
+
+    /// Stores a rated game's outcome and updates its players' ratings (once, whichever server
+    /// sees it finish first).
+    async fn rate(&self) {
+        let Some(game) = self.game.as_ref() else {
+            return;
+        };
+        let places = ratings::places(game);
+        let mut seated = Vec::new();
+        for (seat, place) in places.into_iter().enumerate() {
+            let player = match self.lobby.seats.get(seat) {
+                Some(_) if self.lobby.bot_seats.contains(&seat) => {
+                    match self.players.builtin(self.lobby.bot_level).await {
+                        Ok(p) => p.name,
+                        Err(e) => {
+                            tracing::warn!(game = %self.name, error = %e, "not rated");
+                            return;
+                        }
+                    }
+                }
+                Some(s) => match &s.player {
+                    Some(p) => p.clone(),
+                    None => {
+                        tracing::warn!(game = %self.name, seat, "not rated: a seat has no player");
+                        return;
+                    }
+                },
+                None => return,
+            };
+            seated.push((player, place));
+        }
+        let outcome = ratings::Outcome {
+            game: self.name.to_string(),
+            ruleset: self.lobby.setup.ruleset,
+            finished_millis: players::now_millis(),
+            places: seated,
+        };
+        match self.players.record_outcome(&outcome).await {
+            Ok(true) => tracing::info!(game = %self.name, "ratings updated"),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(game = %self.name, error = %e, "ratings not updated"),
+        }
     }
 
     /// Reads and folds what other servers appended. Returns how many events came.

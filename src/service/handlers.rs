@@ -248,7 +248,11 @@ impl UnoFlipService for Service {
         request: Request<pb::RegisterPlayerRequest>,
     ) -> Answer<pb::RegisterPlayerResponse> {
         let r = request.get_ref();
-        let (player, token) = self.registry.players.register(&r.display_name, r.bot).await?;
+        let (player, token) = self
+            .registry
+            .players
+            .register(&r.display_name, r.bot)
+            .await?;
         Ok(Response::new(pb::RegisterPlayerResponse {
             player: Some(convert::registered_player(&player)),
             player_token: token,
@@ -284,6 +288,50 @@ impl UnoFlipService for Service {
                     seat_token: token.clone(),
                 })
                 .collect(),
+        }))
+    }
+
+    async fn get_leaderboard(
+        &self,
+        request: Request<pb::GetLeaderboardRequest>,
+    ) -> Answer<pb::GetLeaderboardResponse> {
+        let r = request.get_ref();
+        let ruleset = convert::ruleset_from(r.ruleset)?;
+        let skip: usize = if r.page_token.is_empty() {
+            0
+        } else {
+            r.page_token.parse().map_err(|_| {
+                ServiceError::invalid(
+                    "PAGE_TOKEN_INVALID",
+                    "page_token: not one this call returned",
+                )
+            })?
+        };
+        let limit = if r.page_size == 0 {
+            50
+        } else {
+            r.page_size.min(100)
+        } as usize;
+        let (rows, more) = self
+            .registry
+            .players
+            .leaderboard(ruleset, r.bots, skip, limit)
+            .await?;
+        Ok(Response::new(pb::GetLeaderboardResponse {
+            entries: rows
+                .iter()
+                .enumerate()
+                .map(|(i, (player, rating))| pb::LeaderboardEntry {
+                    rank: u32::try_from(skip + i + 1).unwrap_or(u32::MAX),
+                    player: Some(convert::registered_player(player)),
+                    rating: Some(convert::rating(ruleset, rating)),
+                })
+                .collect(),
+            next_page_token: if more {
+                (skip + rows.len()).to_string()
+            } else {
+                String::new()
+            },
         }))
     }
 

@@ -80,6 +80,10 @@ pub struct Lobby {
     /// The game that follows this one, once a player asked for a rematch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rematch: Option<String>,
+    /// Finishing updates its players' ratings; every seat is a registered player's or the
+    /// server's.
+    #[serde(default)]
+    pub rated: bool,
     /// The invite code that names the game while its lobby is open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invite_code: Option<String>,

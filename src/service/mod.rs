@@ -5,6 +5,7 @@
 //!   following a shared store.
 //! - `game`: one task per live game, which owns it: moves, seats, server moves, clocks, lifecycle.
 //! - `players`: registered players, the seats they took, invite codes.
+//! - `ratings`: players' ratings from rated games' finishing orders.
 //! - `lobby`: a game's record (setup, seats, token hashes) and public description.
 //! - `log`: the events a live game holds in memory.
 //! - `stream`: per-viewer game streams and the public firehose.
@@ -27,6 +28,7 @@ mod log;
 pub mod metrics;
 pub mod players;
 pub mod publish;
+pub mod ratings;
 mod reasons;
 mod registry;
 mod stream;

@@ -9,6 +9,7 @@
 //! - An invite code is six characters without ambiguous ones (no I, L, O, 0, 1), naming a game
 //!   while its lobby is open.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use rand::RngExt;
@@ -16,6 +17,9 @@ use sha2::{Digest, Sha256};
 
 use super::error::{ServiceError, quote};
 use super::lobby::{TokenHash, hash, new_token, now_unix};
+use super::ratings::{self, Outcome, Rating};
+use crate::bots::Level;
+use crate::rules::Ruleset;
 use crate::rules::Seat;
 use crate::store::EventStore;
 
@@ -25,6 +29,8 @@ const PLAYERS: &str = "players";
 const PLAYER_GAMES: &str = "player_games";
 /// The entry table of invite codes: code -> game.
 const CODES: &str = "invite_codes";
+/// The entry table of rated games' outcomes: game -> [`Outcome`].
+const RATED: &str = "rated_games";
 
 /// The letters of an invite code: capitals and digits without I, L, O, 0 and 1.
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -46,6 +52,9 @@ pub struct Player {
     pub token_hash: String,
     /// When the player registered (Unix seconds).
     pub created_unix: u64,
+    /// Its ratings by ruleset (`flip`, `classic`), once it played a rated game.
+    #[serde(default)]
+    pub ratings: BTreeMap<String, Rating>,
 }
 
 /// A seat a player took.
@@ -61,6 +70,9 @@ pub struct PlayerSeat {
 #[derive(Clone)]
 pub struct Players {
     store: Arc<dyn EventStore>,
+    /// One outcome rated at a time on this server, so that its players' records are read and
+    /// written in turn.
+    rating: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// A checked display name: trimmed, 1 to 32 letters, digits, spaces and `_-.'`.
@@ -131,7 +143,10 @@ fn new_code() -> String {
 impl Players {
     /// Players and codes kept in `store`.
     pub fn new(store: Arc<dyn EventStore>) -> Players {
-        Players { store }
+        Players {
+            store,
+            rating: Arc::default(),
+        }
     }
 
     /// Registers a player; returns it and its token (shown once: only its hash is kept).
@@ -148,6 +163,7 @@ impl Players {
             bot,
             token_hash: hex::encode(hash(&token)),
             created_unix: now_unix(),
+            ratings: BTreeMap::new(),
         };
         self.save(&player, true).await?;
         tracing::info!(player = %player.name, bot, "player registered");
@@ -157,11 +173,18 @@ impl Players {
     /// Stores `player` (only if new, when `create_only`).
     async fn save(&self, player: &Player, create_only: bool) -> Result<(), ServiceError> {
         let id = player_id(&player.name)?;
-        let text = serde_json::to_string(player).map_err(|e| ServiceError::unavailable(e.to_string()))?;
-        if self.store.put_entry(PLAYERS, id, &text, create_only).await? {
+        let text =
+            serde_json::to_string(player).map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        if self
+            .store
+            .put_entry(PLAYERS, id, &text, create_only)
+            .await?
+        {
             Ok(())
         } else {
-            Err(ServiceError::unavailable("a player id was drawn twice; try again"))
+            Err(ServiceError::unavailable(
+                "a player id was drawn twice; try again",
+            ))
         }
     }
 
@@ -201,7 +224,12 @@ impl Players {
     }
 
     /// Notes that `player` took `seat` of `game` (listed by [`Players::games`]).
-    pub async fn note_seat(&self, player: &str, game: &str, seat: Seat) -> Result<(), ServiceError> {
+    pub async fn note_seat(
+        &self,
+        player: &str,
+        game: &str,
+        seat: Seat,
+    ) -> Result<(), ServiceError> {
         let id = player_id(player)?;
         let newest_first = u64::MAX - now_millis();
         let key = format!("{id}/{newest_first:020}/{game}");
@@ -230,6 +258,137 @@ impl Players {
             .collect())
     }
 
+    /// The player that stands for the built-in bot `level` in ratings (registered on first
+    /// use; no token acts as it).
+    pub async fn builtin(&self, level: Level) -> Result<Player, ServiceError> {
+        let name = format!("players/{}", ratings::builtin_id(level));
+        let player = Player {
+            name: name.clone(),
+            display_name: format!("Built-in {}", level.name()),
+            bot: true,
+            // No token hashes to the empty string.
+            token_hash: String::new(),
+            created_unix: now_unix(),
+            ratings: BTreeMap::new(),
+        };
+        let text =
+            serde_json::to_string(&player).map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        self.store
+            .put_entry(PLAYERS, player_id(&name)?, &text, true)
+            .await?;
+        self.get(&name).await
+    }
+
+    /// Stores a rated game's outcome and updates its players' ratings; `false` (and nothing
+    /// changed) if the game's outcome was stored before.
+    pub async fn record_outcome(&self, outcome: &Outcome) -> Result<bool, ServiceError> {
+        let _one_at_a_time = self.rating.lock().await;
+        let text =
+            serde_json::to_string(outcome).map_err(|e| ServiceError::unavailable(e.to_string()))?;
+        if !self
+            .store
+            .put_entry(RATED, &outcome.game, &text, true)
+            .await?
+        {
+            return Ok(false);
+        }
+        let key = ratings::ruleset_key(outcome.ruleset);
+        let mut records = Vec::new();
+        let mut current = HashMap::new();
+        for (name, _) in &outcome.places {
+            let player = self.get(name).await?;
+            current.insert(
+                name.clone(),
+                player.ratings.get(key).copied().unwrap_or_default(),
+            );
+            records.push(player);
+        }
+        ratings::rate(&mut current, outcome);
+        for mut player in records {
+            if let Some(r) = current.get(&player.name) {
+                player.ratings.insert(key.to_owned(), *r);
+            }
+            self.save(&player, false).await?;
+        }
+        Ok(true)
+    }
+
+    /// Every stored outcome of a rated game.
+    pub async fn outcomes(&self) -> Result<Vec<Outcome>, ServiceError> {
+        let rows = self.store.entries(RATED, "", usize::MAX).await?;
+        rows.into_iter()
+            .map(|(game, text)| {
+                serde_json::from_str(&text).map_err(|e| ServiceError::Damaged {
+                    game,
+                    error: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every registered player.
+    async fn all(&self) -> Result<Vec<Player>, ServiceError> {
+        let rows = self.store.entries(PLAYERS, "", usize::MAX).await?;
+        rows.into_iter()
+            .map(|(id, text)| {
+                serde_json::from_str(&text).map_err(|e| ServiceError::Damaged {
+                    game: format!("players/{id}"),
+                    error: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// Recomputes every player's ratings from the stored outcomes (after a crash between an
+    /// outcome and its players' records, say); returns how many outcomes were replayed.
+    pub async fn recompute(&self) -> Result<usize, ServiceError> {
+        let _one_at_a_time = self.rating.lock().await;
+        let mut outcomes = self.outcomes().await?;
+        let replayed = ratings::replay(&mut outcomes);
+        for mut player in self.all().await? {
+            let mut fresh = BTreeMap::new();
+            for (key, by_player) in &replayed {
+                if let Some(r) = by_player.get(&player.name) {
+                    fresh.insert((*key).to_owned(), *r);
+                }
+            }
+            if fresh != player.ratings {
+                player.ratings = fresh;
+                self.save(&player, false).await?;
+            }
+        }
+        Ok(outcomes.len())
+    }
+
+    /// Players rated in `ruleset` (bots or people), best first by mu - 3 sigma: up to `limit`
+    /// after the first `skip`, and whether more follow.
+    pub async fn leaderboard(
+        &self,
+        ruleset: Ruleset,
+        bots: bool,
+        skip: usize,
+        limit: usize,
+    ) -> Result<(Vec<(Player, Rating)>, bool), ServiceError> {
+        let key = ratings::ruleset_key(ruleset);
+        let mut rated: Vec<(Player, Rating)> = self
+            .all()
+            .await?
+            .into_iter()
+            .filter(|p| p.bot == bots)
+            .filter_map(|p| {
+                let r = p.ratings.get(key).copied()?;
+                Some((p, r))
+            })
+            .collect();
+        rated.sort_by(|(pa, a), (pb, b)| {
+            b.conservative()
+                .total_cmp(&a.conservative())
+                .then_with(|| pa.name.cmp(&pb.name))
+        });
+        let more = rated.len() > skip.saturating_add(limit);
+        Ok((rated.into_iter().skip(skip).take(limit).collect(), more))
+    }
+
     /// A new invite code for `game`.
     pub async fn new_code(&self, game: &str) -> Result<String, ServiceError> {
         for _ in 0..8 {
@@ -251,7 +410,7 @@ impl Players {
 }
 
 /// Milliseconds since the Unix epoch.
-fn now_millis() -> u64 {
+pub fn now_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -263,7 +422,10 @@ mod tests {
 
     #[test]
     fn names_are_checked_and_tidied() {
-        assert_eq!(check_name("  Ada   Lovelace ").ok(), Some("Ada Lovelace".into()));
+        assert_eq!(
+            check_name("  Ada   Lovelace ").ok(),
+            Some("Ada Lovelace".into())
+        );
         assert_eq!(check_name("Zoë-2").ok(), Some("Zoë-2".into()));
         for bad in ["", "   ", "<script>", "a\u{0}b", &"x".repeat(33)] {
             assert_eq!(

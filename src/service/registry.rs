@@ -79,6 +79,8 @@ pub struct NewGame {
     pub bot_think: Option<Duration>,
     /// The turn timer.
     pub turn_timer: Option<Duration>,
+    /// Finishing updates the players' ratings.
+    pub rated: bool,
 }
 
 struct Slot {
@@ -347,6 +349,7 @@ impl Registry {
                     registry.forget(&stopped, seq);
                 }
             }),
+            players: self.players.clone(),
         };
         let game = game::spawn(
             name,
@@ -439,6 +442,11 @@ impl Registry {
         let seats = usize::try_from(new.seats).unwrap_or(usize::MAX);
         let deck = if new.deck_order.is_empty() {
             None
+        } else if new.rated {
+            return Err(ServiceError::invalid(
+                "RATED_GAME_FIXED_DECK",
+                "a rated game is dealt from a shuffled deck: no deck_order",
+            ));
         } else {
             if !admin {
                 return Err(ServiceError::denied(
@@ -529,6 +537,7 @@ impl Registry {
             created_unix: now_unix(),
             expired: false,
             rematch: None,
+            rated: new.rated,
             invite_code: Some(invite_code),
         };
         let record = lobby.to_record();
@@ -587,6 +596,7 @@ impl Registry {
             bot_think: (lobby.bot_think_ms > 0)
                 .then(|| Duration::from_millis(u64::from(lobby.bot_think_ms))),
             turn_timer: lobby.timer,
+            rated: lobby.rated,
         };
         let created = self.create(new, false, client).await?;
         let linked = old

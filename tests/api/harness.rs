@@ -245,7 +245,7 @@ impl Direct {
     }
 
     pub async fn join(&self, game: &str, seat: Option<u32>, player: &str) -> (usize, String) {
-        let (seat, token, _) = self.registry.join(game, seat, player).await.unwrap();
+        let (seat, token, _) = self.registry.join(game, seat, player, None).await.unwrap();
         self.tokens
             .lock()
             .unwrap()

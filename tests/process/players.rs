@@ -85,7 +85,10 @@ async fn players_seats_and_invite_codes_survive_a_restart() {
     let game = joined.game.unwrap();
     assert_eq!(game.name, first.name);
     assert_eq!(game.seats[0].player, ada.name);
-    assert_eq!(game.seats[0].player_name, "Ada", "the player's name by default");
+    assert_eq!(
+        game.seats[0].player_name, "Ada",
+        "the player's name by default"
+    );
     let first_token = joined.seat_token;
     // Joining again as the same player (a retry, another phone) finds the same seat.
     let again = client
@@ -221,5 +224,156 @@ async fn players_seats_and_invite_codes_survive_a_restart() {
         (Code::FailedPrecondition, "INVITE_CODE_EXPIRED")
     );
     assert_eq!(get_game(&mut client, &first.name).await.invite_code, "");
+    server.stop();
+}
+
+/// Plays `game` for the seat of `token` with uniformly random legal actions until it is over.
+async fn play_randomly(client: &mut Client, game: &str, token: &str, seed: &mut u64) {
+    loop {
+        let seen = view(client, game, Some(token)).await;
+        if seen.legal_actions.is_empty() {
+            if get_game(client, game).await.status != pb::GameStatus::Playing as i32 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            continue;
+        }
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        let pick = (*seed % seen.legal_actions.len() as u64) as usize;
+        let answer = client
+            .submit_action(authed(
+                pb::SubmitActionRequest {
+                    game: game.to_owned(),
+                    action: Some(seen.legal_actions[pick].clone()),
+                    expected_version: Some(seen.version),
+                    ..Default::default()
+                },
+                token,
+            ))
+            .await;
+        if let Err(status) = answer {
+            assert_eq!(reason(&status), "VERSION_MISMATCH", "{status:?}");
+        }
+    }
+}
+
+async fn leaderboard(
+    client: &mut Client,
+    bots: bool,
+    page_token: &str,
+) -> pb::GetLeaderboardResponse {
+    client
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            ruleset: pb::Ruleset::Flip as i32,
+            bots,
+            page_size: 1,
+            page_token: page_token.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// [Issue 15: ratings] Rated one-on-one games between a registered player who plays at random
+/// and the server's `heuristic` seat: the built-in heuristic player is rated above, with the
+/// 95% intervals apart, both on the bots' leaderboard; a rated game refuses a seat without a
+/// player and a fixed deck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rated_games_rate_the_builtin_heuristic_above_a_random_player() {
+    let server = Server::start("memory", &["--bot-delay-ms", "0"]).await;
+    let mut client = server.client().await;
+    let (rando, token) = register(&mut client, "Rando", true).await;
+    let rated = pb::GameOptions {
+        bot_seats: vec![1],
+        bot_level: pb::BotLevel::Heuristic as i32,
+        single_round: true,
+        rated: true,
+        ..options(2)
+    };
+    let refused = client
+        .create_game(pb::CreateGameRequest {
+            options: Some(pb::GameOptions {
+                deck_order: (0..112).collect(),
+                ..rated.clone()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "RATED_GAME_FIXED_DECK");
+
+    let games = 60;
+    let mut wins = 0;
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    for n in 0..games {
+        let game = create(&mut client, rated.clone()).await.unwrap();
+        if n == 0 {
+            let refused = client
+                .join_game(join_as(&game.name, "", None))
+                .await
+                .unwrap_err();
+            assert_eq!(reason(&refused), "RATED_GAME_NEEDS_PLAYER");
+        }
+        let seat_token = client
+            .join_game(join_as(&game.name, &rando.name, Some(&token)))
+            .await
+            .unwrap()
+            .into_inner()
+            .seat_token;
+        client
+            .start_game(authed(
+                pb::StartGameRequest {
+                    game: game.name.clone(),
+                },
+                &seat_token,
+            ))
+            .await
+            .unwrap();
+        play_randomly(&mut client, &game.name, &seat_token, &mut seed).await;
+        let over = get_game(&mut client, &game.name).await;
+        assert_eq!(over.status, pb::GameStatus::Finished as i32, "{over:?}");
+        wins += u32::from(over.winners.contains(&0));
+    }
+
+    let me = client
+        .get_player(pb::GetPlayerRequest {
+            name: rando.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .player
+        .unwrap();
+    let mine = me.ratings[0];
+    assert_eq!(
+        (mine.ruleset, mine.games, mine.wins),
+        (pb::Ruleset::Flip as i32, games, wins)
+    );
+    let first = leaderboard(&mut client, true, "").await;
+    let second = leaderboard(&mut client, true, &first.next_page_token).await;
+    let top = &first.entries[0];
+    let next = &second.entries[0];
+    assert_eq!((top.rank, next.rank), (1, 2));
+    assert_eq!(
+        top.player.as_ref().unwrap().display_name,
+        "Built-in heuristic"
+    );
+    assert_eq!(next.player.as_ref().unwrap().name, rando.name);
+    let (h, r) = (top.rating.unwrap(), next.rating.unwrap());
+    assert_eq!((h.games, h.wins), (games, games - wins));
+    eprintln!(
+        "after {games} games: heuristic {:.1} +- {:.1}, random {:.1} +- {:.1} ({wins} wins)",
+        h.rating,
+        2.0 * h.uncertainty,
+        r.rating,
+        2.0 * r.uncertainty
+    );
+    assert!(
+        h.rating - 2.0 * h.uncertainty > r.rating + 2.0 * r.uncertainty,
+        "{h:?} {r:?}"
+    );
+    // People's leaderboard: nobody rated yet.
+    assert!(leaderboard(&mut client, false, "").await.entries.is_empty());
     server.stop();
 }
