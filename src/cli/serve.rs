@@ -104,6 +104,12 @@ pub struct ServeArgs {
     /// before it ends as abandoned. Games of bots only are never abandoned.
     #[arg(long, env = "UNOFLIP_ABANDON_AFTER", default_value = "10m", value_parser = duration)]
     pub abandon_after: Duration,
+    /// Match players who ask for quick play (`FindMatch`). The queue is this server's: when
+    /// several servers share one PostgreSQL, give `--matchmaking false` to all but one, and
+    /// the others refuse FindMatch with MATCHMAKING_ELSEWHERE (the games it makes are
+    /// playable through any of them). A restart empties the queue; waiting clients ask again.
+    #[arg(long, env = "UNOFLIP_MATCHMAKING", default_value_t = true, action = clap::ArgAction::Set)]
+    pub matchmaking: bool,
     /// Publish every event's public projection to this NATS JetStream server, e.g.
     /// `nats://127.0.0.1:4222`, on subject `unoflip.v1.games.<game id>.events`, exactly once
     /// and in the store's order. Off when not given.
@@ -183,6 +189,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
             abandon_after: args.abandon_after,
             bot_think: Duration::from_millis(args.bot_think_ms),
         },
+        matchmaking: args.matchmaking,
     };
     let limits = Limits {
         concurrency_per_connection: args.concurrency_per_connection,

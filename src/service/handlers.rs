@@ -335,6 +335,56 @@ impl UnoFlipService for Service {
         }))
     }
 
+    type FindMatchStream = Stream<pb::FindMatchResponse>;
+
+    async fn find_match(
+        &self,
+        request: Request<pb::FindMatchRequest>,
+    ) -> Answer<Self::FindMatchStream> {
+        let Some(matchmaker) = self.registry.matchmaker.get().cloned() else {
+            return Err(ServiceError::precondition(
+                "MATCHMAKING_ELSEWHERE",
+                "this server does not match players (serve --matchmaking false); ask the one that does",
+            )
+            .into());
+        };
+        let slot = self.registry.open_stream(request.remote_addr())?;
+        let bearer = token(&request);
+        let r = request.into_inner();
+        let player = self
+            .registry
+            .players
+            .authenticate(&r.player, bearer.as_deref())
+            .await?;
+        let Some(options) = r.options else {
+            return Err(ServiceError::invalid("OPTIONS_MISSING", "options must be set").into());
+        };
+        let new = convert::new_game(&options)?;
+        if r.bot_fill_after_seconds > 600 {
+            return Err(ServiceError::invalid(
+                "BOT_FILL_WAIT_TOO_LONG",
+                "bot_fill_after_seconds: at most 600",
+            )
+            .into());
+        }
+        let mu = player
+            .ratings
+            .get(super::ratings::ruleset_key(new.ruleset))
+            .copied()
+            .unwrap_or_default()
+            .mu;
+        let bot_fill = r
+            .bot_fill
+            .then(|| std::time::Duration::from_secs(u64::from(r.bot_fill_after_seconds)));
+        let ticket = matchmaker.join(player.name, bearer.unwrap_or_default(), mu, new, bot_fill)?;
+        Ok(Response::new(stream::find_match(
+            self.registry.clone(),
+            matchmaker,
+            ticket,
+            slot,
+        )))
+    }
+
     async fn get_replay(
         &self,
         request: Request<pb::GetReplayRequest>,

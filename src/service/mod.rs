@@ -5,6 +5,7 @@
 //!   following a shared store.
 //! - `game`: one task per live game, which owns it: moves, seats, server moves, clocks, lifecycle.
 //! - `players`: registered players, the seats they took, invite codes.
+//! - `matchmaker`: quick play, the queue of players looking for a game.
 //! - `ratings`: players' ratings from rated games' finishing orders.
 //! - `lobby`: a game's record (setup, seats, token hashes) and public description.
 //! - `log`: the events a live game holds in memory.
@@ -25,6 +26,7 @@ mod handlers;
 mod limit;
 mod lobby;
 mod log;
+pub mod matchmaker;
 pub mod metrics;
 pub mod players;
 pub mod publish;

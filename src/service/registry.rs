@@ -22,6 +22,7 @@ use super::error::{ServiceError, quote};
 use super::game::{self, GameRef, Hooks, Lifecycle};
 use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token, now_unix};
 use super::log::EventLog;
+use super::matchmaker::Matchmaker;
 use super::metrics::{Metrics, Open};
 use super::players::Players;
 
@@ -42,6 +43,8 @@ pub struct Config {
     pub max_streams_per_connection: usize,
     /// Bot delay, keep time, lobby time-to-live, abandonment.
     pub lifecycle: Lifecycle,
+    /// This server matches players (`FindMatch`).
+    pub matchmaking: bool,
 }
 
 impl Default for Config {
@@ -54,6 +57,7 @@ impl Default for Config {
             max_games_per_client: 1_000,
             max_streams_per_connection: 100,
             lifecycle: Lifecycle::default(),
+            matchmaking: true,
         }
     }
 }
@@ -126,6 +130,8 @@ pub struct Registry {
     rematches: tokio::sync::Mutex<()>,
     /// Registered players and invite codes.
     pub players: Players,
+    /// The quick-play queue, if this server matches.
+    pub matchmaker: std::sync::OnceLock<Arc<Matchmaker>>,
 }
 
 /// One open stream, counted against its connection's limit and in the metrics until dropped.
@@ -181,7 +187,13 @@ impl Registry {
             firehose: tokio::sync::Mutex::new(Weak::new()),
             rematches: tokio::sync::Mutex::new(()),
             players: Players::new(store.clone()),
+            matchmaker: std::sync::OnceLock::new(),
         });
+        if registry.config.matchmaking {
+            let _ = registry
+                .matchmaker
+                .set(Matchmaker::start(Arc::downgrade(&registry)));
+        }
         if registry.store.shared() {
             tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
         }

@@ -288,3 +288,59 @@ async fn game_stream(
         }
     }
 }
+
+/// A `FindMatch` stream: how the wait goes, at once and each second, then the match. Ends (and
+/// leaves the queue) when the client goes or the server stops.
+pub(crate) fn find_match(
+    registry: Arc<Registry>,
+    matchmaker: Arc<super::matchmaker::Matchmaker>,
+    mut ticket: super::matchmaker::Ticket,
+    slot: StreamSlot,
+) -> Stream<pb::FindMatchResponse> {
+    use pb::find_match_response::Update;
+    let (tx, rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        let _slot = slot;
+        let mut stopping = registry.stopping.subscribe();
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                found = &mut ticket.found => {
+                    let message = match found {
+                        Ok(Ok((info, seat, token))) => Ok(pb::FindMatchResponse {
+                            update: Some(Update::Found(pb::MatchFound {
+                                game: Some(convert::game(&info)),
+                                seat: u32::try_from(seat).unwrap_or(u32::MAX),
+                                seat_token: token,
+                            })),
+                        }),
+                        Ok(Err(e)) => Err(e.into()),
+                        Err(_) => Err(ServiceError::Stopping.into()),
+                    };
+                    let _ = tx.send(message).await;
+                    return;
+                }
+                _ = tick.tick() => {
+                    let Some(waiting) = matchmaker.waiting(&ticket) else { continue };
+                    let message = pb::FindMatchResponse {
+                        update: Some(Update::Waiting(pb::MatchWaiting {
+                            players_queued: waiting.queued,
+                            waited_seconds: u32::try_from(waiting.waited.as_secs())
+                                .unwrap_or(u32::MAX),
+                            rating_window: waiting.window,
+                        })),
+                    };
+                    if tx.send(Ok(message)).await.is_err() {
+                        return;
+                    }
+                }
+                () = tx.closed() => return,
+                _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
+                    let _ = tx.send(Err(ServiceError::Stopping.into())).await;
+                    return;
+                }
+            }
+        }
+    });
+    ReceiverStream::new(rx)
+}

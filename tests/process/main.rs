@@ -12,6 +12,7 @@ mod fuzz;
 mod harness;
 mod leave;
 mod lifecycle;
+mod matchmaking;
 mod players;
 mod publish;
 mod request_ids;
