@@ -29,6 +29,7 @@ pub fn new_game(o: &pb::GameOptions) -> Result<NewGame, ServiceError> {
         turn_timer: (o.turn_timer_seconds > 0)
             .then(|| std::time::Duration::from_secs(u64::from(o.turn_timer_seconds))),
         rated: o.rated,
+        seat_levels: Vec::new(),
     })
 }
 
@@ -90,6 +91,11 @@ pub fn game(info: &GameInfo) -> pb::Game {
                 player_name: s.name.clone(),
                 played_by_server: s.server_played,
                 player: s.player.clone().unwrap_or_default(),
+                bot_level: if s.server_played {
+                    bot_level(info.lobby.level_of(i)) as i32
+                } else {
+                    pb::BotLevel::Unspecified as i32
+                },
             })
             .collect(),
         version: info.version,

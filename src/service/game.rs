@@ -977,7 +977,7 @@ impl Live {
         let Some(game) = self.game.as_ref() else {
             return Ok(false);
         };
-        let level = self.lobby.bot_level;
+        let level = self.lobby.level_of(seat);
         if level.searches() {
             self.start_search(seat);
             return Ok(false);
@@ -996,7 +996,7 @@ impl Live {
             return;
         };
         let view = game.view(Viewer::Seat(seat));
-        let level = self.lobby.bot_level;
+        let level = self.lobby.level_of(seat);
         let think = bots::Think::for_time(match self.lobby.bot_think_ms {
             0 => self.lifecycle.bot_think,
             ms => Duration::from_millis(u64::from(ms)).min(bots::MAX_THINK),
@@ -1189,7 +1189,7 @@ impl Live {
         for (seat, place) in places.into_iter().enumerate() {
             let player = match self.lobby.seats.get(seat) {
                 Some(_) if self.lobby.bot_seats.contains(&seat) => {
-                    match self.players.builtin(self.lobby.bot_level).await {
+                    match self.players.builtin(self.lobby.level_of(seat)).await {
                         Ok(p) => p.name,
                         Err(e) => {
                             tracing::warn!(game = %self.name, error = %e, "not rated");

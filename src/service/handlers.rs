@@ -367,16 +367,21 @@ impl UnoFlipService for Service {
             )
             .into());
         }
-        let mu = player
-            .ratings
-            .get(super::ratings::ruleset_key(new.ruleset))
-            .copied()
-            .unwrap_or_default()
-            .mu;
+        let fill_levels = r
+            .fill_levels
+            .iter()
+            .map(|&level| convert::bot_level_from(level))
+            .collect::<Result<Vec<_>, _>>()?;
         let bot_fill = r
             .bot_fill
             .then(|| std::time::Duration::from_secs(u64::from(r.bot_fill_after_seconds)));
-        let ticket = matchmaker.join(player.name, bearer.unwrap_or_default(), mu, new, bot_fill)?;
+        let ticket = matchmaker.join(
+            &player,
+            bearer.unwrap_or_default(),
+            new,
+            bot_fill,
+            fill_levels,
+        )?;
         Ok(Response::new(stream::find_match(
             self.registry.clone(),
             matchmaker,

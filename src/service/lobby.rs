@@ -69,6 +69,9 @@ pub struct Lobby {
     /// The seats the server played from the start.
     #[serde(default)]
     pub bot_seats: Vec<Seat>,
+    /// Server seats that play at another level than `bot_level` (quick play's bot fill).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seat_levels: Vec<(Seat, Level)>,
     /// The seats.
     pub seats: Vec<SeatState>,
     /// When the lobby was created (Unix seconds).
@@ -99,6 +102,14 @@ impl Lobby {
     /// Reads a stored record.
     pub fn from_record(text: &str) -> Result<Lobby, String> {
         serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The level the server plays `seat` at.
+    pub fn level_of(&self, seat: Seat) -> Level {
+        self.seat_levels
+            .iter()
+            .find(|(s, _)| *s == seat)
+            .map_or(self.bot_level, |(_, level)| *level)
     }
 
     /// Whether every seat was the server's from the start (a game of bots, which ends by

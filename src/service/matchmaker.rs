@@ -15,7 +15,12 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
+use rand::seq::SliceRandom;
+
 use super::error::ServiceError;
+use super::players::Player;
+use super::ratings::ruleset_key;
+use crate::bots::Level;
 use super::lobby::GameInfo;
 use super::registry::{NewGame, Registry};
 use crate::rules::{Seat, Setup};
@@ -42,6 +47,8 @@ struct Entry {
     new: NewGame,
     /// Built-in bots fill the empty seats after this wait, if allowed.
     bot_fill_after: Option<Duration>,
+    /// The levels of the bots that fill: each level once (in random order), then again.
+    fill_levels: Vec<Level>,
     since: Instant,
     found: oneshot::Sender<Found>,
 }
@@ -97,22 +104,32 @@ impl Matchmaker {
     }
 
     /// Queues `player` (authenticated, with `token`) for games like `new`.
+    /// Registered bots are matched with bots only (the bot ladder); the seats bots fill play
+    /// at `fill_levels` (the options' level when empty).
     pub fn join(
         self: &Arc<Self>,
-        player: String,
+        player: &Player,
         token: String,
-        mu: f64,
         new: NewGame,
         bot_fill_after: Option<Duration>,
+        fill_levels: Vec<Level>,
     ) -> Result<Ticket, ServiceError> {
         check(&new)?;
+        let mu = player
+            .ratings
+            .get(ruleset_key(new.ruleset))
+            .copied()
+            .unwrap_or_default()
+            .mu;
+        let player_name = player.name.clone();
+        let key = format!("{}|{}", if player.bot { "bots" } else { "people" }, key(&new));
         let mut queue = self
             .queue
             .lock()
             .map_err(|_| ServiceError::unavailable("matchmaking queue lock poisoned"))?;
         if queue
             .iter()
-            .any(|e| e.player == player && !e.found.is_closed())
+            .any(|e| e.player == player_name && !e.found.is_closed())
         {
             return Err(ServiceError::precondition(
                 "ALREADY_MATCHING",
@@ -123,12 +140,13 @@ impl Matchmaker {
         let (found, receiver) = oneshot::channel();
         queue.push(Entry {
             id,
-            player,
+            player: player_name,
             token,
             mu,
-            key: key(&new),
+            key,
             new,
             bot_fill_after,
+            fill_levels,
             since: Instant::now(),
             found,
         });
@@ -294,6 +312,16 @@ async fn form(registry: Arc<Registry>, group: Vec<Entry>) {
         let mut new = first.new.clone();
         let people = u32::try_from(group.len()).unwrap_or(u32::MAX);
         new.bot_seats = (people..new.seats).collect();
+        if !first.fill_levels.is_empty() {
+            let mut levels = first.fill_levels.clone();
+            levels.shuffle(&mut rand::rng());
+            new.seat_levels = new
+                .bot_seats
+                .iter()
+                .zip(levels.iter().cycle())
+                .map(|(&seat, &level)| (usize::try_from(seat).unwrap_or(usize::MAX), level))
+                .collect();
+        }
         let created = registry.create(new, false, None).await?;
         let mut seats = Vec::new();
         for (seat, entry) in group.iter().enumerate() {
@@ -333,7 +361,6 @@ async fn form(registry: Arc<Registry>, group: Vec<Entry>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bots::Level;
     use crate::rules::{Options, Ruleset};
 
     fn entry(id: u64, mu: f64, waited: Duration, bot_fill_after: Option<Duration>) -> Entry {
@@ -348,6 +375,7 @@ mod tests {
             bot_think: None,
             turn_timer: None,
             rated: true,
+            seat_levels: Vec::new(),
         };
         Entry {
             id,
@@ -357,6 +385,7 @@ mod tests {
             key: key(&new),
             new,
             bot_fill_after,
+            fill_levels: Vec::new(),
             since: Instant::now() - waited,
             found: oneshot::channel().0,
         }

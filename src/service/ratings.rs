@@ -112,13 +112,27 @@ pub fn rate(ratings: &mut HashMap<String, Rating>, outcome: &Outcome) {
         .map(|(team, (_, place))| (&team[..], MultiTeamOutcome::new(*place)))
         .collect();
     let after = weng_lin_multi_team(&teams, &config);
+    // A player at several seats (a built-in level filling two seats) gets the mean of its
+    // seats' new ratings, and counts the game once.
+    let mut merged: Vec<(&String, f64, f64, usize, bool)> = Vec::new();
     for ((player, place), new) in outcome.places.iter().zip(after) {
         let Some(new) = new.first() else { continue };
+        match merged.iter_mut().find(|(p, ..)| *p == player) {
+            Some((_, mu, sigma, n, won)) => {
+                *mu += new.rating;
+                *sigma += new.uncertainty;
+                *n += 1;
+                *won |= *place == 1;
+            }
+            None => merged.push((player, new.rating, new.uncertainty, 1, *place == 1)),
+        }
+    }
+    for (player, mu, sigma, n, won) in merged {
         let entry = ratings.entry(player.clone()).or_default();
-        entry.mu = new.rating;
-        entry.sigma = new.uncertainty;
+        entry.mu = mu / n as f64;
+        entry.sigma = sigma / n as f64;
         entry.games += 1;
-        entry.wins += u32::from(*place == 1);
+        entry.wins += u32::from(won);
     }
 }
 
@@ -157,7 +171,8 @@ mod tests {
         );
         let start = Rating::default();
         assert!(ratings["b"].mu > start.mu);
-        assert!(ratings["a"].mu < start.mu && ratings["a"].mu > ratings["c"].mu);
+        assert!(ratings["a"].mu < ratings["b"].mu && ratings["a"].mu > ratings["c"].mu);
+        assert!(ratings["c"].mu < start.mu);
         assert_eq!(ratings["c"].mu, ratings["d"].mu, "a tie rates alike");
         for r in ratings.values() {
             assert!(r.sigma < start.sigma);
@@ -179,6 +194,17 @@ mod tests {
         }
         let mut shuffled = vec![history[2].clone(), history[0].clone(), history[1].clone()];
         assert_eq!(replay(&mut shuffled)["flip"], by_hand);
+    }
+
+    #[test]
+    fn a_player_at_two_seats_counts_the_game_once() {
+        let mut ratings = HashMap::new();
+        rate(
+            &mut ratings,
+            &outcome("games/1", 1, &[("bot", 2), ("a", 1), ("bot", 3)]),
+        );
+        assert_eq!((ratings["bot"].games, ratings["bot"].wins), (1, 0));
+        assert!(ratings["bot"].mu < 25.0 && ratings["a"].mu > 25.0);
     }
 
     #[test]

@@ -85,6 +85,8 @@ pub struct NewGame {
     pub turn_timer: Option<Duration>,
     /// Finishing updates the players' ratings.
     pub rated: bool,
+    /// Bot seats that play at another level than `bot_level`.
+    pub seat_levels: Vec<(Seat, Level)>,
 }
 
 struct Slot {
@@ -550,6 +552,7 @@ impl Registry {
             expired: false,
             rematch: None,
             rated: new.rated,
+            seat_levels: new.seat_levels,
             invite_code: Some(invite_code),
         };
         let record = lobby.to_record();
@@ -609,6 +612,7 @@ impl Registry {
                 .then(|| Duration::from_millis(u64::from(lobby.bot_think_ms))),
             turn_timer: lobby.timer,
             rated: lobby.rated,
+            seat_levels: lobby.seat_levels.clone(),
         };
         let created = self.create(new, false, client).await?;
         let linked = old

@@ -13,6 +13,7 @@ The generated stubs are in `unoflip.v1` (cards_pb2, game_pb2, service_pb2, servi
 
 from unoflip.client import (
     Client,
+    PlayerToken,
     Seat,
     SeatToken,
     UnoflipError,
@@ -23,11 +24,13 @@ from unoflip.client import (
     choose_color,
     draw,
     keep,
+    options,
     play,
 )
 
 __all__ = [
     "Client",
+    "PlayerToken",
     "Seat",
     "SeatToken",
     "UnoflipError",
@@ -38,5 +41,6 @@ __all__ = [
     "choose_color",
     "draw",
     "keep",
+    "options",
     "play",
 ]

@@ -2,15 +2,20 @@
 each prompt, picks one of the legal actions the server lists.
 
     python -m unoflip.bot --server 127.0.0.1:50051 --bots 3
+
+On the bot ladder (rated bot-only games, against the built-in levels and other bots):
+
+    python -m unoflip.bot --server 127.0.0.1:50051 --ladder 100
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import os
 import random
 
-from unoflip.client import Client, Seat, UnoflipError
+from unoflip.client import Client, PlayerToken, Seat, UnoflipError
 from unoflip.v1 import cards_pb2, game_pb2
 
 # Refusals a bot may meet when the table moved on between its prompt and its move: it waits for
@@ -100,13 +105,76 @@ def play_seat(seat: Seat, *, rng: random.Random | None = None, after: int = 0) -
     return seat.view()
 
 
+def ladder(
+    client: Client,
+    player: PlayerToken,
+    games: int,
+    *,
+    ruleset: str = "flip",
+    seats: int = 4,
+    fill_levels: tuple[str, ...] = ("random", "heuristic"),
+    bot_fill_after: float = 1.0,
+    rng: random.Random | None = None,
+    report=None,
+) -> int:
+    """Plays `games` rated bot-only games on the bot ladder as `player` (registered as a bot):
+    quick play queues it with the other bots, and the built-in `fill_levels` take the seats
+    nobody took after `bot_fill_after` seconds. Returns the games won."""
+    rng = rng or random.Random()
+    won = 0
+    for n in range(games):
+        seat = client.find_match(
+            player,
+            ruleset=ruleset,
+            seats=seats,
+            single_round=True,
+            rated=True,
+            bot_fill_after=bot_fill_after,
+            fill_levels=fill_levels,
+        )
+        view = play_seat(seat, rng=rng)
+        won += seat.number in view.winners
+        if report is not None:
+            report(n + 1, seat, view)
+    return won
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Play one seat of an unoflip game with the example bot.")
+    parser = argparse.ArgumentParser(description="Play unoflip with the example bot.")
     parser.add_argument("--server", default="127.0.0.1:50051")
     parser.add_argument("--ruleset", choices=["flip", "classic"], default="flip")
     parser.add_argument("--bots", type=int, default=3, help="server bots at the table")
+    parser.add_argument(
+        "--ladder",
+        type=int,
+        metavar="GAMES",
+        help="play this many rated games on the bot ladder instead of one game",
+    )
+    parser.add_argument("--name", default="python example bot", help="the ladder player's name")
+    parser.add_argument(
+        "--player",
+        help="play the ladder as this registered bot (players/{id}); its token in $UNOFLIP_PLAYER_TOKEN",
+    )
     args = parser.parse_args()
     with Client(args.server) as client:
+        if args.ladder is not None:
+            if args.player:
+                player = PlayerToken(args.player, os.environ["UNOFLIP_PLAYER_TOKEN"])
+            else:
+                player = client.register_player(args.name, bot=True)
+                print(f"registered {player.player}; its token: {player.token}")
+
+            def report(n: int, seat, view) -> None:
+                result = "won" if seat.number in view.winners else "lost"
+                print(f"game {n}: {seat.game} {result}")
+
+            won = ladder(client, player, args.ladder, ruleset=args.ruleset, report=report)
+            rating = next(r for r in client.get_player(player.player).ratings)
+            print(
+                f"{won}/{args.ladder} won; rating {rating.rating:.1f} +- {2 * rating.uncertainty:.1f} "
+                f"after {rating.games} rated games"
+            )
+            return
         game = client.create_game(ruleset=args.ruleset, seats=args.bots + 1, bot_seats=range(1, args.bots + 1))
         seat = client.join(game.name, name="python bot")
         seat.start()

@@ -15,7 +15,11 @@ from grpc_status import rpc_status
 from unoflip.v1 import cards_pb2, game_pb2, service_pb2, service_pb2_grpc
 
 RULESETS = {"flip": game_pb2.RULESET_FLIP, "classic": game_pb2.RULESET_CLASSIC}
-BOT_LEVELS = {"random": game_pb2.BOT_LEVEL_RANDOM, "heuristic": game_pb2.BOT_LEVEL_HEURISTIC}
+BOT_LEVELS = {
+    "random": game_pb2.BOT_LEVEL_RANDOM,
+    "heuristic": game_pb2.BOT_LEVEL_HEURISTIC,
+    "expert": game_pb2.BOT_LEVEL_EXPERT,
+}
 HOUSE_RULES = (
     "stacking",
     "jump_in",
@@ -76,6 +80,54 @@ class SeatToken:
     token: str
 
 
+@dataclass(frozen=True)
+class PlayerToken:
+    """A registered player (`players/{id}`) and the secret that acts as it; keep it to find the
+    player's seats again on another device (`Client.my_games`)."""
+
+    player: str
+    token: str
+
+
+def options(
+    *,
+    ruleset: str = "flip",
+    seats: int = 4,
+    bot_seats: Iterable[int] = (),
+    bot_level: str = "heuristic",
+    turn_timer_seconds: int = 0,
+    single_round: bool = False,
+    target_score: int = 0,
+    alternative_scoring: bool = False,
+    house_rules: Iterable[str] = (),
+    deck_order: Iterable[int] = (),
+    rated: bool = False,
+) -> game_pb2.GameOptions:
+    """Game options, checked for names the server does not know."""
+    if ruleset not in RULESETS:
+        raise ValueError(f"ruleset must be one of {sorted(RULESETS)}, not {ruleset!r}")
+    if bot_level not in BOT_LEVELS:
+        raise ValueError(f"bot_level must be one of {sorted(BOT_LEVELS)}, not {bot_level!r}")
+    rules = {}
+    for rule in house_rules:
+        if rule not in HOUSE_RULES:
+            raise ValueError(f"unknown house rule {rule!r}; known: {', '.join(HOUSE_RULES)}")
+        rules[rule] = True
+    return game_pb2.GameOptions(
+        ruleset=RULESETS[ruleset],
+        seats=seats,
+        bot_seats=list(bot_seats),
+        bot_level=BOT_LEVELS[bot_level],
+        turn_timer_seconds=turn_timer_seconds,
+        single_round=single_round,
+        target_score=target_score,
+        scoring=game_pb2.SCORING_ALTERNATIVE if alternative_scoring else game_pb2.SCORING_STANDARD,
+        house_rules=game_pb2.HouseRules(**rules),
+        deck_order=list(deck_order),
+        rated=rated,
+    )
+
+
 class Client:
     """A connection to an unoflip server, e.g. `Client("127.0.0.1:50051")`."""
 
@@ -127,30 +179,25 @@ class Client:
         house_rules: Iterable[str] = (),
         deck_order: Iterable[int] = (),
         admin_token: str | None = None,
+        rated: bool = False,
     ) -> game_pb2.Game:
-        """Creates a game; returns it (its `name` is `games/{id}`)."""
-        if ruleset not in RULESETS:
-            raise ValueError(f"ruleset must be one of {sorted(RULESETS)}, not {ruleset!r}")
-        if bot_level not in BOT_LEVELS:
-            raise ValueError(f"bot_level must be one of {sorted(BOT_LEVELS)}, not {bot_level!r}")
-        rules = {}
-        for rule in house_rules:
-            if rule not in HOUSE_RULES:
-                raise ValueError(f"unknown house rule {rule!r}; known: {', '.join(HOUSE_RULES)}")
-            rules[rule] = True
-        options = game_pb2.GameOptions(
-            ruleset=RULESETS[ruleset],
-            seats=seats,
-            bot_seats=list(bot_seats),
-            bot_level=BOT_LEVELS[bot_level],
-            turn_timer_seconds=turn_timer_seconds,
-            single_round=single_round,
-            target_score=target_score,
-            scoring=game_pb2.SCORING_ALTERNATIVE if alternative_scoring else game_pb2.SCORING_STANDARD,
-            house_rules=game_pb2.HouseRules(**rules),
-            deck_order=list(deck_order),
+        """Creates a game; returns it (its `name` is `games/{id}`, and `invite_code` is a short
+        code `join` takes too)."""
+        request = service_pb2.CreateGameRequest(
+            options=options(
+                ruleset=ruleset,
+                seats=seats,
+                bot_seats=bot_seats,
+                bot_level=bot_level,
+                turn_timer_seconds=turn_timer_seconds,
+                single_round=single_round,
+                target_score=target_score,
+                alternative_scoring=alternative_scoring,
+                house_rules=house_rules,
+                deck_order=deck_order,
+                rated=rated,
+            )
         )
-        request = service_pb2.CreateGameRequest(options=options)
         return self._call(self.stub.CreateGame, request, admin_token).game
 
     def get_game(self, game: str) -> game_pb2.Game:
@@ -160,11 +207,77 @@ class Client:
         request = service_pb2.ListGamesRequest(open_only=open_only)
         return list(self._call(self.stub.ListGames, request, retry=True).games)
 
-    def join(self, game: str, *, name: str = "", seat: int | None = None) -> Seat:
-        """Takes a seat (the first open one unless `seat` is given)."""
-        request = service_pb2.JoinGameRequest(game=game, player_name=name, seat=seat)
-        reply = self._call(self.stub.JoinGame, request)
-        return Seat(self, SeatToken(game, reply.seat, reply.seat_token))
+    def join(
+        self, game: str, *, name: str = "", seat: int | None = None, player: PlayerToken | None = None
+    ) -> Seat:
+        """Takes a seat (the first open one unless `seat` is given) of `game`, a game's name or
+        its invite code; as `player` if given (the seat is then found again by `my_games`)."""
+        request = service_pb2.JoinGameRequest(
+            game=game, player_name=name, seat=seat, player=player.player if player else ""
+        )
+        reply = self._call(self.stub.JoinGame, request, player.token if player else None)
+        return Seat(self, SeatToken(reply.game.name, reply.seat, reply.seat_token))
+
+    def register_player(self, name: str, *, bot: bool = False) -> PlayerToken:
+        """Registers a player (`bot` for a program); keep the token: it is shown only once."""
+        request = service_pb2.RegisterPlayerRequest(display_name=name, bot=bot)
+        reply = self._call(self.stub.RegisterPlayer, request)
+        return PlayerToken(reply.player.name, reply.player_token)
+
+    def get_player(self, player: str) -> service_pb2.Player:
+        """A player's profile and ratings."""
+        request = service_pb2.GetPlayerRequest(name=player)
+        return self._call(self.stub.GetPlayer, request, retry=True).player
+
+    def my_games(self, player: PlayerToken, *, page_size: int = 0) -> list[tuple[game_pb2.Game, Seat]]:
+        """The games `player` sat at, newest first, each with its seat."""
+        request = service_pb2.ListMyGamesRequest(player=player.player, page_size=page_size)
+        reply = self._call(self.stub.ListMyGames, request, player.token, retry=True)
+        return [(g.game, Seat(self, SeatToken(g.game.name, g.seat, g.seat_token))) for g in reply.games]
+
+    def leaderboard(
+        self, *, ruleset: str = "flip", bots: bool = False, page_size: int = 0, page_token: str = ""
+    ) -> service_pb2.GetLeaderboardResponse:
+        """Rated players (or bots), best first."""
+        request = service_pb2.GetLeaderboardRequest(
+            ruleset=RULESETS[ruleset], bots=bots, page_size=page_size, page_token=page_token
+        )
+        return self._call(self.stub.GetLeaderboard, request, retry=True)
+
+    def find_match(
+        self,
+        player: PlayerToken,
+        *,
+        bot_fill_after: float | None = None,
+        fill_levels: Iterable[str] = (),
+        on_wait=None,
+        **game_options,
+    ) -> Seat:
+        """Quick play: waits for a game with these options (`options()`'s arguments) and returns
+        the player's seat in it, started. With `bot_fill_after` (seconds), built-in bots at
+        `fill_levels` take the seats nobody took after that wait. `on_wait(MatchWaiting)` is
+        called with each report of the wait."""
+        for level in fill_levels:
+            if level not in BOT_LEVELS:
+                raise ValueError(f"fill level must be one of {sorted(BOT_LEVELS)}, not {level!r}")
+        request = service_pb2.FindMatchRequest(
+            player=player.player,
+            options=options(**game_options),
+            bot_fill=bot_fill_after is not None,
+            bot_fill_after_seconds=int(bot_fill_after or 0),
+            fill_levels=[BOT_LEVELS[level] for level in fill_levels],
+        )
+        metadata = [("authorization", f"Bearer {player.token}")]
+        try:
+            for message in self.stub.FindMatch(request, metadata=metadata):
+                if message.WhichOneof("update") == "found":
+                    found = message.found
+                    return Seat(self, SeatToken(found.game.name, found.seat, found.seat_token))
+                if on_wait is not None:
+                    on_wait(message.waiting)
+        except grpc.RpcError as error:
+            raise UnoflipError.from_rpc(error) from None
+        raise UnoflipError(grpc.StatusCode.UNAVAILABLE, "MATCH_NOT_FOUND", "the stream ended", {})
 
     def replay(self, game: str, version: int) -> service_pb2.GetReplayResponse:
         """A finished game after its event `version` (1 to the last): the event, the table as a

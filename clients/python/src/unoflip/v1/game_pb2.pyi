@@ -121,7 +121,7 @@ class HouseRules(_message.Message):
     def __init__(self, stacking: _Optional[bool] = ..., jump_in: _Optional[bool] = ..., seven_zero: _Optional[bool] = ..., draw_to_match: _Optional[bool] = ..., multi: _Optional[bool] = ..., false_uno: _Optional[bool] = ..., strict_wild_draw: _Optional[bool] = ..., play_to_last: _Optional[bool] = ...) -> None: ...
 
 class GameOptions(_message.Message):
-    __slots__ = ("ruleset", "seats", "scoring", "target_score", "single_round", "house_rules", "turn_timer_seconds", "bot_seats", "first_dealer", "deck_order", "bot_level", "bot_think_ms")
+    __slots__ = ("ruleset", "seats", "scoring", "target_score", "single_round", "house_rules", "turn_timer_seconds", "bot_seats", "first_dealer", "deck_order", "bot_level", "bot_think_ms", "rated")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     SCORING_FIELD_NUMBER: _ClassVar[int]
@@ -134,6 +134,7 @@ class GameOptions(_message.Message):
     DECK_ORDER_FIELD_NUMBER: _ClassVar[int]
     BOT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     BOT_THINK_MS_FIELD_NUMBER: _ClassVar[int]
+    RATED_FIELD_NUMBER: _ClassVar[int]
     ruleset: Ruleset
     seats: int
     scoring: Scoring
@@ -146,22 +147,27 @@ class GameOptions(_message.Message):
     deck_order: _containers.RepeatedScalarFieldContainer[int]
     bot_level: BotLevel
     bot_think_ms: int
-    def __init__(self, ruleset: _Optional[_Union[Ruleset, str]] = ..., seats: _Optional[int] = ..., scoring: _Optional[_Union[Scoring, str]] = ..., target_score: _Optional[int] = ..., single_round: _Optional[bool] = ..., house_rules: _Optional[_Union[HouseRules, _Mapping]] = ..., turn_timer_seconds: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ..., first_dealer: _Optional[int] = ..., deck_order: _Optional[_Iterable[int]] = ..., bot_level: _Optional[_Union[BotLevel, str]] = ..., bot_think_ms: _Optional[int] = ...) -> None: ...
+    rated: bool
+    def __init__(self, ruleset: _Optional[_Union[Ruleset, str]] = ..., seats: _Optional[int] = ..., scoring: _Optional[_Union[Scoring, str]] = ..., target_score: _Optional[int] = ..., single_round: _Optional[bool] = ..., house_rules: _Optional[_Union[HouseRules, _Mapping]] = ..., turn_timer_seconds: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ..., first_dealer: _Optional[int] = ..., deck_order: _Optional[_Iterable[int]] = ..., bot_level: _Optional[_Union[BotLevel, str]] = ..., bot_think_ms: _Optional[int] = ..., rated: _Optional[bool] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
-    __slots__ = ("seat", "taken", "player_name", "played_by_server")
+    __slots__ = ("seat", "taken", "player_name", "played_by_server", "player", "bot_level")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TAKEN_FIELD_NUMBER: _ClassVar[int]
     PLAYER_NAME_FIELD_NUMBER: _ClassVar[int]
     PLAYED_BY_SERVER_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    BOT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     seat: int
     taken: bool
     player_name: str
     played_by_server: bool
-    def __init__(self, seat: _Optional[int] = ..., taken: _Optional[bool] = ..., player_name: _Optional[str] = ..., played_by_server: _Optional[bool] = ...) -> None: ...
+    player: str
+    bot_level: BotLevel
+    def __init__(self, seat: _Optional[int] = ..., taken: _Optional[bool] = ..., player_name: _Optional[str] = ..., played_by_server: _Optional[bool] = ..., player: _Optional[str] = ..., bot_level: _Optional[_Union[BotLevel, str]] = ...) -> None: ...
 
 class Game(_message.Message):
-    __slots__ = ("name", "options", "status", "seats", "version", "winners", "rematch")
+    __slots__ = ("name", "options", "status", "seats", "version", "winners", "rematch", "invite_code")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -169,6 +175,7 @@ class Game(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     REMATCH_FIELD_NUMBER: _ClassVar[int]
+    INVITE_CODE_FIELD_NUMBER: _ClassVar[int]
     name: str
     options: GameOptions
     status: GameStatus
@@ -176,7 +183,8 @@ class Game(_message.Message):
     version: int
     winners: _containers.RepeatedScalarFieldContainer[int]
     rematch: str
-    def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., version: _Optional[int] = ..., winners: _Optional[_Iterable[int]] = ..., rematch: _Optional[str] = ...) -> None: ...
+    invite_code: str
+    def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., seats: _Optional[_Iterable[_Union[SeatInfo, _Mapping]]] = ..., version: _Optional[int] = ..., winners: _Optional[_Iterable[int]] = ..., rematch: _Optional[str] = ..., invite_code: _Optional[str] = ...) -> None: ...
 
 class PlayCard(_message.Message):
     __slots__ = ("card", "color", "uno", "more_cards")

@@ -62,14 +62,16 @@ class ListGamesResponse(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[_game_pb2.Game, _Mapping]]] = ...) -> None: ...
 
 class JoinGameRequest(_message.Message):
-    __slots__ = ("game", "seat", "player_name")
+    __slots__ = ("game", "seat", "player_name", "player")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_NAME_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
     game: str
     seat: int
     player_name: str
-    def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., player_name: _Optional[str] = ...) -> None: ...
+    player: str
+    def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., player_name: _Optional[str] = ..., player: _Optional[str] = ...) -> None: ...
 
 class JoinGameResponse(_message.Message):
     __slots__ = ("seat", "seat_token", "game")
@@ -262,3 +264,155 @@ class RematchResponse(_message.Message):
     GAME_FIELD_NUMBER: _ClassVar[int]
     game: _game_pb2.Game
     def __init__(self, game: _Optional[_Union[_game_pb2.Game, _Mapping]] = ...) -> None: ...
+
+class Player(_message.Message):
+    __slots__ = ("name", "display_name", "bot", "create_time", "ratings")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    RATINGS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    display_name: str
+    bot: bool
+    create_time: _timestamp_pb2.Timestamp
+    ratings: _containers.RepeatedCompositeFieldContainer[Rating]
+    def __init__(self, name: _Optional[str] = ..., display_name: _Optional[str] = ..., bot: _Optional[bool] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ratings: _Optional[_Iterable[_Union[Rating, _Mapping]]] = ...) -> None: ...
+
+class Rating(_message.Message):
+    __slots__ = ("ruleset", "rating", "uncertainty", "games", "wins")
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    UNCERTAINTY_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    ruleset: _game_pb2.Ruleset
+    rating: float
+    uncertainty: float
+    games: int
+    wins: int
+    def __init__(self, ruleset: _Optional[_Union[_game_pb2.Ruleset, str]] = ..., rating: _Optional[float] = ..., uncertainty: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ...) -> None: ...
+
+class RegisterPlayerRequest(_message.Message):
+    __slots__ = ("display_name", "bot")
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    display_name: str
+    bot: bool
+    def __init__(self, display_name: _Optional[str] = ..., bot: _Optional[bool] = ...) -> None: ...
+
+class RegisterPlayerResponse(_message.Message):
+    __slots__ = ("player", "player_token")
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    player: Player
+    player_token: str
+    def __init__(self, player: _Optional[_Union[Player, _Mapping]] = ..., player_token: _Optional[str] = ...) -> None: ...
+
+class GetPlayerRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetPlayerResponse(_message.Message):
+    __slots__ = ("player",)
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    player: Player
+    def __init__(self, player: _Optional[_Union[Player, _Mapping]] = ...) -> None: ...
+
+class ListMyGamesRequest(_message.Message):
+    __slots__ = ("player", "page_size")
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    player: str
+    page_size: int
+    def __init__(self, player: _Optional[str] = ..., page_size: _Optional[int] = ...) -> None: ...
+
+class PlayerGame(_message.Message):
+    __slots__ = ("game", "seat", "seat_token")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    game: _game_pb2.Game
+    seat: int
+    seat_token: str
+    def __init__(self, game: _Optional[_Union[_game_pb2.Game, _Mapping]] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ...) -> None: ...
+
+class ListMyGamesResponse(_message.Message):
+    __slots__ = ("games",)
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    games: _containers.RepeatedCompositeFieldContainer[PlayerGame]
+    def __init__(self, games: _Optional[_Iterable[_Union[PlayerGame, _Mapping]]] = ...) -> None: ...
+
+class GetLeaderboardRequest(_message.Message):
+    __slots__ = ("ruleset", "bots", "page_size", "page_token")
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ruleset: _game_pb2.Ruleset
+    bots: bool
+    page_size: int
+    page_token: str
+    def __init__(self, ruleset: _Optional[_Union[_game_pb2.Ruleset, str]] = ..., bots: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class LeaderboardEntry(_message.Message):
+    __slots__ = ("rank", "player", "rating")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    player: Player
+    rating: Rating
+    def __init__(self, rank: _Optional[int] = ..., player: _Optional[_Union[Player, _Mapping]] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ...) -> None: ...
+
+class GetLeaderboardResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[LeaderboardEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[LeaderboardEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class FindMatchRequest(_message.Message):
+    __slots__ = ("player", "options", "bot_fill", "bot_fill_after_seconds", "fill_levels")
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOT_FILL_FIELD_NUMBER: _ClassVar[int]
+    BOT_FILL_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    FILL_LEVELS_FIELD_NUMBER: _ClassVar[int]
+    player: str
+    options: _game_pb2.GameOptions
+    bot_fill: bool
+    bot_fill_after_seconds: int
+    fill_levels: _containers.RepeatedScalarFieldContainer[_game_pb2.BotLevel]
+    def __init__(self, player: _Optional[str] = ..., options: _Optional[_Union[_game_pb2.GameOptions, _Mapping]] = ..., bot_fill: _Optional[bool] = ..., bot_fill_after_seconds: _Optional[int] = ..., fill_levels: _Optional[_Iterable[_Union[_game_pb2.BotLevel, str]]] = ...) -> None: ...
+
+class MatchWaiting(_message.Message):
+    __slots__ = ("players_queued", "waited_seconds", "rating_window")
+    PLAYERS_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    WAITED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RATING_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    players_queued: int
+    waited_seconds: int
+    rating_window: float
+    def __init__(self, players_queued: _Optional[int] = ..., waited_seconds: _Optional[int] = ..., rating_window: _Optional[float] = ...) -> None: ...
+
+class MatchFound(_message.Message):
+    __slots__ = ("game", "seat", "seat_token")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    game: _game_pb2.Game
+    seat: int
+    seat_token: str
+    def __init__(self, game: _Optional[_Union[_game_pb2.Game, _Mapping]] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ...) -> None: ...
+
+class FindMatchResponse(_message.Message):
+    __slots__ = ("waiting", "found")
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    waiting: MatchWaiting
+    found: MatchFound
+    def __init__(self, waiting: _Optional[_Union[MatchWaiting, _Mapping]] = ..., found: _Optional[_Union[MatchFound, _Mapping]] = ...) -> None: ...

@@ -115,6 +115,31 @@ class UnoFlipServiceStub:
                 request_serializer=unoflip_dot_v1_dot_service__pb2.RematchRequest.SerializeToString,
                 response_deserializer=unoflip_dot_v1_dot_service__pb2.RematchResponse.FromString,
                 _registered_method=True)
+        self.RegisterPlayer = channel.unary_unary(
+                '/unoflip.v1.UnoFlipService/RegisterPlayer',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.RegisterPlayerRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.RegisterPlayerResponse.FromString,
+                _registered_method=True)
+        self.GetPlayer = channel.unary_unary(
+                '/unoflip.v1.UnoFlipService/GetPlayer',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.GetPlayerRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.GetPlayerResponse.FromString,
+                _registered_method=True)
+        self.ListMyGames = channel.unary_unary(
+                '/unoflip.v1.UnoFlipService/ListMyGames',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.ListMyGamesRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.ListMyGamesResponse.FromString,
+                _registered_method=True)
+        self.GetLeaderboard = channel.unary_unary(
+                '/unoflip.v1.UnoFlipService/GetLeaderboard',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.GetLeaderboardRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.GetLeaderboardResponse.FromString,
+                _registered_method=True)
+        self.FindMatch = channel.unary_stream(
+                '/unoflip.v1.UnoFlipService/FindMatch',
+                request_serializer=unoflip_dot_v1_dot_service__pb2.FindMatchRequest.SerializeToString,
+                response_deserializer=unoflip_dot_v1_dot_service__pb2.FindMatchResponse.FromString,
+                _registered_method=True)
 
 
 class UnoFlipServiceServicer:
@@ -238,6 +263,48 @@ class UnoFlipServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterPlayer(self, request, context):
+        """Registers a player: a display name and a player token (shown once; the server keeps only
+        its hash). A seat taken with the player token (JoinGame's `player`) is the player's, and
+        the token finds it again on any device (ListMyGames).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPlayer(self, request, context):
+        """A player's public profile. Anyone may call it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMyGames(self, request, context):
+        """The games a player sat at, newest first, with each seat's token. Needs the player token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLeaderboard(self, request, context):
+        """Rated players of a ruleset, people or bots, best first (by rating - 3 x uncertainty).
+        Anyone may call it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FindMatch(self, request, context):
+        """Quick play: queues the player (its player token) for a game with these options. The stream
+        says how the wait goes, then ends with the game (started) and the player's seat. Players
+        are grouped by rating, in a window that widens as they wait; with `bot_fill`, built-in bots
+        take the seats nobody took after `bot_fill_after_seconds`. Closing the stream leaves the
+        queue. One server matches (`serve --matchmaking`); others refuse (MATCHMAKING_ELSEWHERE).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_UnoFlipServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -310,6 +377,31 @@ def add_UnoFlipServiceServicer_to_server(servicer, server):
                     servicer.Rematch,
                     request_deserializer=unoflip_dot_v1_dot_service__pb2.RematchRequest.FromString,
                     response_serializer=unoflip_dot_v1_dot_service__pb2.RematchResponse.SerializeToString,
+            ),
+            'RegisterPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterPlayer,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.RegisterPlayerRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.RegisterPlayerResponse.SerializeToString,
+            ),
+            'GetPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlayer,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.GetPlayerRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.GetPlayerResponse.SerializeToString,
+            ),
+            'ListMyGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMyGames,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.ListMyGamesRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.ListMyGamesResponse.SerializeToString,
+            ),
+            'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLeaderboard,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.GetLeaderboardRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.GetLeaderboardResponse.SerializeToString,
+            ),
+            'FindMatch': grpc.unary_stream_rpc_method_handler(
+                    servicer.FindMatch,
+                    request_deserializer=unoflip_dot_v1_dot_service__pb2.FindMatchRequest.FromString,
+                    response_serializer=unoflip_dot_v1_dot_service__pb2.FindMatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -701,6 +793,141 @@ class UnoFlipService:
             '/unoflip.v1.UnoFlipService/Rematch',
             unoflip_dot_v1_dot_service__pb2.RematchRequest.SerializeToString,
             unoflip_dot_v1_dot_service__pb2.RematchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/RegisterPlayer',
+            unoflip_dot_v1_dot_service__pb2.RegisterPlayerRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.RegisterPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/GetPlayer',
+            unoflip_dot_v1_dot_service__pb2.GetPlayerRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.GetPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMyGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/ListMyGames',
+            unoflip_dot_v1_dot_service__pb2.ListMyGamesRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.ListMyGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/GetLeaderboard',
+            unoflip_dot_v1_dot_service__pb2.GetLeaderboardRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.GetLeaderboardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/unoflip.v1.UnoFlipService/FindMatch',
+            unoflip_dot_v1_dot_service__pb2.FindMatchRequest.SerializeToString,
+            unoflip_dot_v1_dot_service__pb2.FindMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
