@@ -40,3 +40,27 @@ export function authorized(token: string | undefined, signal?: AbortSignal) {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   return { headers, signal };
 }
+
+/** The registered player this browser plays quick play as, and its token. */
+export interface Me {
+  player: string;
+  token: string;
+  name: string;
+}
+
+const ME = "unoflip:player";
+
+export function saveMe(me: Me): void {
+  localStorage.setItem(ME, JSON.stringify(me));
+}
+
+export function loadMe(): Me | undefined {
+  const text = localStorage.getItem(ME);
+  if (!text) return undefined;
+  try {
+    const me = JSON.parse(text) as Me;
+    return typeof me.player === "string" && typeof me.token === "string" ? me : undefined;
+  } catch {
+    return undefined;
+  }
+}

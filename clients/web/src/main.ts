@@ -23,7 +23,7 @@ import {
   type HouseRules,
   type View,
 } from "./gen/unoflip/v1/game_pb";
-import { authorized, client, loadSeat, saveSeat } from "./api";
+import { authorized, client, loadMe, loadSeat, saveMe, saveSeat, type Me } from "./api";
 import { Kind } from "./gen/unoflip/v1/cards_pb";
 import { actionWords, activeFace, colorName, eventWords, faceName, otherFace } from "./words";
 
@@ -89,6 +89,12 @@ function buildLobby(): void {
     void createGame();
   });
   $("#refresh").addEventListener("click", () => void listGames());
+  $("#quick-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    void quickPlay();
+  });
+  $("#quick-cancel").addEventListener("click", stopLooking);
+  for (const id of ["#board-ruleset", "#board-bots"]) $(id).addEventListener("change", () => void showLeaderboard());
 }
 
 async function createGame(): Promise<void> {
@@ -174,10 +180,12 @@ function rulesetName(g: Game): string {
   return g.options?.ruleset === Ruleset.CLASSIC ? "classic UNO" : "UNO Flip";
 }
 
-async function join(game: string): Promise<void> {
+/** Joins `game`, a game's name or its invite code. */
+async function join(nameOrCode: string): Promise<void> {
   clearError();
   try {
-    const joined = await client.joinGame({ game, playerName: playerName() });
+    const joined = await client.joinGame({ game: nameOrCode, playerName: playerName() });
+    const game = joined.game?.name ?? nameOrCode;
     const key = { game, seat: joined.seat, token: joined.seatToken };
     saveSeat(key);
     // A new fragment enters the game through `route`; the same one (a watched lobby) here.
@@ -287,6 +295,130 @@ function showLobby(key: Place, game: Game): void {
     }
   };
   joinButton.onclick = () => void join(key.game);
+  const invite = $("#invite");
+  invite.hidden = !game.inviteCode || taken === game.seats.length;
+  if (game.inviteCode) {
+    const link = inviteLink(game.inviteCode);
+    const a = $<HTMLAnchorElement>("#invite-link");
+    a.href = link;
+    a.textContent = link;
+    $("#invite-code").textContent = game.inviteCode;
+    $("#invite-copy").onclick = () => {
+      void navigator.clipboard?.writeText(link).then(
+        () => announce("Invite link copied."),
+        () => announce("Copy the link by hand."),
+      );
+    };
+  }
+}
+
+/** Says `text` to screen readers. */
+function announce(text: string): void {
+  $("#announce").textContent = text;
+}
+
+/** The page's link that joins a game by its invite code. */
+function inviteLink(code: string): string {
+  return `${location.origin}${location.pathname}#join/${code}`;
+}
+
+// ----- players, quick play, leaderboard -----
+
+/** The player this browser plays quick play as: registered under the name field's name the
+ * first time (again when the name changes), its token kept in localStorage. */
+async function me(): Promise<Me> {
+  const name = playerName();
+  const kept = loadMe();
+  if (kept && kept.name === name) return kept;
+  const registered = await client.registerPlayer({ displayName: name, bot: false });
+  const fresh = { player: registered.player?.name ?? "", token: registered.playerToken, name };
+  saveMe(fresh);
+  return fresh;
+}
+
+// The quick-play stream while the page is looking for a game.
+let looking: AbortController | undefined;
+
+async function quickPlay(): Promise<void> {
+  clearError();
+  looking?.abort();
+  const abort = new AbortController();
+  looking = abort;
+  const status = $("#quick-status");
+  $<HTMLButtonElement>("#quick-play").disabled = true;
+  $("#quick-cancel").hidden = false;
+  try {
+    const player = await me();
+    const botFill = $<HTMLInputElement>("#quick-bots").checked;
+    const stream = client.findMatch(
+      {
+        player: player.player,
+        options: {
+          ruleset: $<HTMLSelectElement>("#quick-ruleset").value === "classic" ? Ruleset.CLASSIC : Ruleset.FLIP,
+          seats: Number($<HTMLInputElement>("#quick-seats").value),
+          rated: $<HTMLInputElement>("#quick-rated").checked,
+          singleRound: $<HTMLInputElement>("#quick-single").checked,
+        },
+        botFill,
+        botFillAfterSeconds: botFill ? Number($<HTMLInputElement>("#quick-wait").value) || 0 : 0,
+      },
+      authorized(player.token, abort.signal),
+    );
+    status.textContent = "Looking for a game...";
+    for await (const message of stream) {
+      const u = message.update;
+      if (u.case === "waiting") {
+        const others = u.value.playersQueued - 1;
+        status.textContent = `Looking for a game: ${u.value.waitedSeconds} s, ${others} other player${others === 1 ? "" : "s"} looking.`;
+      } else if (u.case === "found" && u.value.game) {
+        status.textContent = "Found a game.";
+        const key = { game: u.value.game.name, seat: u.value.seat, token: u.value.seatToken };
+        saveSeat(key);
+        location.hash = key.game;
+        return;
+      }
+    }
+  } catch (error) {
+    if (!abort.signal.aborted) showError(error);
+    status.textContent = "";
+  } finally {
+    if (looking === abort) looking = undefined;
+    $<HTMLButtonElement>("#quick-play").disabled = false;
+    $("#quick-cancel").hidden = true;
+  }
+}
+
+function stopLooking(): void {
+  looking?.abort();
+  looking = undefined;
+  $("#quick-status").textContent = "Stopped looking.";
+}
+
+async function showLeaderboard(): Promise<void> {
+  try {
+    const { entries } = await client.getLeaderboard({
+      ruleset: $<HTMLSelectElement>("#board-ruleset").value === "classic" ? Ruleset.CLASSIC : Ruleset.FLIP,
+      bots: $<HTMLInputElement>("#board-bots").checked,
+      pageSize: 20,
+    });
+    const mine = loadMe()?.player;
+    $("#leaderboard tbody").replaceChildren(
+      ...entries.map((e) =>
+        el(
+          "tr",
+          { "data-player": e.player?.name ?? "", class: e.player?.name === mine ? "me" : "" },
+          el("td", {}, String(e.rank)),
+          el("td", {}, e.player?.displayName ?? ""),
+          el("td", {}, `${(e.rating?.rating ?? 0).toFixed(1)} ± ${(2 * (e.rating?.uncertainty ?? 0)).toFixed(1)}`),
+          el("td", {}, String(e.rating?.games ?? 0)),
+          el("td", {}, String(e.rating?.wins ?? 0)),
+        ),
+      ),
+    );
+    $("#leaderboard-empty").hidden = entries.length > 0;
+  } catch (error) {
+    showError(error);
+  }
 }
 
 // ----- the table -----
@@ -868,7 +1000,12 @@ function buildReplay(): void {
 function route(): void {
   const game = decodeURIComponent(location.hash.slice(1));
   const replay = /^replay\/(.+)\/(\d+)$/.exec(game);
-  if (replay) {
+  const invited = /^join\/([A-Za-z0-9-]{6,12})$/.exec(game);
+  if (invited) {
+    leaveScreens();
+    screen("lobby");
+    void join(invited[1]);
+  } else if (replay) {
     leaveScreens();
     void showReplay(replay[1], Number(replay[2]));
   } else if (game) {
@@ -878,6 +1015,7 @@ function route(): void {
     leaveScreens();
     screen("lobby");
     void listGames();
+    void showLeaderboard();
   }
 }
 

@@ -625,4 +625,63 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
       await stop(short);
     }
   });
+
+  test("quick play with bot fill seats the person with bots; a rated round puts them on the leaderboard", async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(server.url);
+    await page.waitForSelector("#lobby:not([hidden])");
+    assert.deepEqual(await accessibilityProblems(page), [], "the lobby with quick play and the leaderboard");
+    await page.fill("#player-name", "Quinn");
+    await page.fill("#quick-seats", "3");
+    await page.fill("#quick-wait", "1");
+    await page.check("#quick-single");
+    assert.equal(await page.locator("#quick-rated").isChecked(), true, "rated by default");
+    await page.click("#quick-play");
+    await page.waitForSelector("#quick-cancel:not([hidden])");
+    await page.waitForSelector("#table:not([hidden])", { timeout: 20000 });
+    const game = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    assert.match(game, /^games\//);
+    assert.equal(await page.locator("#players .player").count(), 3);
+    await playUntil(page, () => page.locator("#round-result").isVisible());
+    assert.equal(await page.locator("#round-result").isVisible(), true, "the rated round was played to its end");
+    // The lobby's leaderboard lists Quinn, rated after one game.
+    let row;
+    for (let i = 0; i < 40 && !row; i++) {
+      await page.goto(server.url);
+      await page.waitForSelector("#lobby:not([hidden])");
+      await page.waitForTimeout(250);
+      const rows = await page.$$eval("#leaderboard tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      row = rows.find((cells) => cells[1] === "Quinn");
+    }
+    assert.ok(row, "Quinn is on the leaderboard");
+    assert.match(row[2], /^\d+\.\d ± \d+\.\d$/);
+    assert.equal(row[3], "1", "one rated game");
+    // Bots: the built-in heuristic level played the other seats.
+    await page.check("#board-bots");
+    await page.waitForFunction(() => [...document.querySelectorAll("#leaderboard tbody tr td:nth-child(2)")].some((td) => td.textContent === "Built-in heuristic"));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("an invite link brings a second person into the waiting room", async () => {
+    const host = await (await browser.newContext()).newPage();
+    const game = await createGame(host, server.url, { seats: 2, bots: 0 });
+    await host.waitForSelector("#invite:not([hidden])");
+    const link = await host.locator("#invite-link").getAttribute("href");
+    assert.match(link, /#join\/[A-HJKMNP-Z2-9]{6}$/);
+    assert.equal(await host.locator("#invite-code").textContent(), link.slice(-6));
+    assert.deepEqual(await accessibilityProblems(host), [], "the waiting room with its invite");
+    const guest = await (await browser.newContext()).newPage();
+    await guest.goto(link);
+    await guest.waitForSelector("#waiting:not([hidden])");
+    assert.equal(decodeURIComponent(new URL(guest.url()).hash.slice(1)), game);
+    assert.match(await guest.locator("#waiting-info").textContent(), /you are seat 1/);
+    // The host's waiting room sees the seat taken; a full table needs no invite any more.
+    await host.waitForSelector('#waiting-seats li.taken[data-seat="1"]');
+    await host.waitForSelector("#invite", { state: "hidden" });
+    assert.equal(await host.locator("#start").isDisabled(), false);
+  });
 });

@@ -8,7 +8,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Card } from "./cards_pb";
 import { file_unoflip_v1_cards } from "./cards_pb";
-import type { Action, Event, Game, GameOptions, View } from "./game_pb";
+import type { Action, BotLevel, Event, Game, GameOptions, Ruleset, View } from "./game_pb";
 import { file_unoflip_v1_game } from "./game_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file unoflip/v1/service.proto.
  */
 export const file_unoflip_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("Chh1bm9mbGlwL3YxL3NlcnZpY2UucHJvdG8SCnVub2ZsaXAudjEiEQoPR2V0RGVja3NSZXF1ZXN0IlUKEEdldERlY2tzUmVzcG9uc2USHgoEZmxpcBgBIAMoCzIQLnVub2ZsaXAudjEuQ2FyZBIhCgdjbGFzc2ljGAIgAygLMhAudW5vZmxpcC52MS5DYXJkIj0KEUNyZWF0ZUdhbWVSZXF1ZXN0EigKB29wdGlvbnMYASABKAsyFy51bm9mbGlwLnYxLkdhbWVPcHRpb25zIjQKEkNyZWF0ZUdhbWVSZXNwb25zZRIeCgRnYW1lGAEgASgLMhAudW5vZmxpcC52MS5HYW1lIh4KDkdldEdhbWVSZXF1ZXN0EgwKBG5hbWUYASABKAkiMQoPR2V0R2FtZVJlc3BvbnNlEh4KBGdhbWUYASABKAsyEC51bm9mbGlwLnYxLkdhbWUiOAoQTGlzdEdhbWVzUmVxdWVzdBIRCglvcGVuX29ubHkYASABKAgSEQoJcGFnZV9zaXplGAIgASgNIjQKEUxpc3RHYW1lc1Jlc3BvbnNlEh8KBWdhbWVzGAEgAygLMhAudW5vZmxpcC52MS5HYW1lIlAKD0pvaW5HYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARITCgtwbGF5ZXJfbmFtZRgDIAEoCUIHCgVfc2VhdCJUChBKb2luR2FtZVJlc3BvbnNlEgwKBHNlYXQYASABKA0SEgoKc2VhdF90b2tlbhgCIAEoCRIeCgRnYW1lGAMgASgLMhAudW5vZmxpcC52MS5HYW1lIiAKEFN0YXJ0R2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCSIzChFTdGFydEdhbWVSZXNwb25zZRIeCgRnYW1lGAEgASgLMhAudW5vZmxpcC52MS5HYW1lIo8BChNTdWJtaXRBY3Rpb25SZXF1ZXN0EgwKBGdhbWUYASABKAkSIgoGYWN0aW9uGAIgASgLMhIudW5vZmxpcC52MS5BY3Rpb24SEgoKcmVxdWVzdF9pZBgDIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAQgASgESACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iSgoUU3VibWl0QWN0aW9uUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoBBIhCgZldmVudHMYAiADKAsyES51bm9mbGlwLnYxLkV2ZW50Ih4KDkdldFZpZXdSZXF1ZXN0EgwKBGdhbWUYASABKAkiMQoPR2V0Vmlld1Jlc3BvbnNlEh4KBHZpZXcYASABKAsyEC51bm9mbGlwLnYxLlZpZXciIAoQTGVhdmVHYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJIjMKEUxlYXZlR2FtZVJlc3BvbnNlEh4KBGdhbWUYASABKAsyEC51bm9mbGlwLnYxLkdhbWUiTQoQU3Vic2NyaWJlUmVxdWVzdBIMCgRnYW1lGAEgASgJEhUKDWFmdGVyX3ZlcnNpb24YAiABKAQSFAoMaW5jbHVkZV92aWV3GAMgASgIIgsKCUhlYXJ0YmVhdCIbCghDYXVnaHRVcBIPCgd2ZXJzaW9uGAEgASgEIncKBlByb21wdBIPCgd2ZXJzaW9uGAEgASgEEikKDWxlZ2FsX2FjdGlvbnMYAiADKAsyEi51bm9mbGlwLnYxLkFjdGlvbhIxCg10dXJuX2RlYWRsaW5lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKBAgoRU3Vic2NyaWJlUmVzcG9uc2USIAoEdmlldxgBIAEoCzIQLnVub2ZsaXAudjEuVmlld0gAEiIKBWV2ZW50GAIgASgLMhEudW5vZmxpcC52MS5FdmVudEgAEioKCWhlYXJ0YmVhdBgDIAEoCzIVLnVub2ZsaXAudjEuSGVhcnRiZWF0SAASKQoJY2F1Z2h0X3VwGAQgASgLMhQudW5vZmxpcC52MS5DYXVnaHRVcEgAEiQKBnByb21wdBgFIAEoCzISLnVub2ZsaXAudjEuUHJvbXB0SAASIQoFbG9iYnkYBiABKAsyEC51bm9mbGlwLnYxLkdhbWVIAEIGCgRraW5kIi0KE1N1YnNjcmliZUFsbFJlcXVlc3QSFgoOYWZ0ZXJfcG9zaXRpb24YASABKAQiTQoJR2FtZUV2ZW50EgwKBGdhbWUYASABKAkSEAoIcG9zaXRpb24YAiABKAQSIAoFZXZlbnQYAyABKAsyES51bm9mbGlwLnYxLkV2ZW50Ip0BChRTdWJzY3JpYmVBbGxSZXNwb25zZRImCgVldmVudBgBIAEoCzIVLnVub2ZsaXAudjEuR2FtZUV2ZW50SAASKgoJaGVhcnRiZWF0GAIgASgLMhUudW5vZmxpcC52MS5IZWFydGJlYXRIABIpCgljYXVnaHRfdXAYAyABKAsyFC51bm9mbGlwLnYxLkNhdWdodFVwSABCBgoEa2luZCIhChFFeHBvcnRHYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJIi4KDUV4cG9ydGVkRXZlbnQSDwoHdmVyc2lvbhgBIAEoBBIMCgRqc29uGAIgASgJIj8KEkV4cG9ydEdhbWVSZXNwb25zZRIpCgZldmVudHMYASADKAsyGS51bm9mbGlwLnYxLkV4cG9ydGVkRXZlbnQiMQoQR2V0UmVwbGF5UmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3ZlcnNpb24YAiABKAQingEKEUdldFJlcGxheVJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAQSFAoMbGFzdF92ZXJzaW9uGAIgASgEEiAKBWV2ZW50GAMgASgLMhEudW5vZmxpcC52MS5FdmVudBIfCgV0YWJsZRgEIAEoCzIQLnVub2ZsaXAudjEuVmlldxIfCgVzZWF0cxgFIAMoCzIQLnVub2ZsaXAudjEuVmlldyIeCg5SZW1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJIjEKD1JlbWF0Y2hSZXNwb25zZRIeCgRnYW1lGAEgASgLMhAudW5vZmxpcC52MS5HYW1lMqAICg5Vbm9GbGlwU2VydmljZRJFCghHZXREZWNrcxIbLnVub2ZsaXAudjEuR2V0RGVja3NSZXF1ZXN0GhwudW5vZmxpcC52MS5HZXREZWNrc1Jlc3BvbnNlEksKCkNyZWF0ZUdhbWUSHS51bm9mbGlwLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh4udW5vZmxpcC52MS5DcmVhdGVHYW1lUmVzcG9uc2USQgoHR2V0R2FtZRIaLnVub2ZsaXAudjEuR2V0R2FtZVJlcXVlc3QaGy51bm9mbGlwLnYxLkdldEdhbWVSZXNwb25zZRJICglMaXN0R2FtZXMSHC51bm9mbGlwLnYxLkxpc3RHYW1lc1JlcXVlc3QaHS51bm9mbGlwLnYxLkxpc3RHYW1lc1Jlc3BvbnNlEkUKCEpvaW5HYW1lEhsudW5vZmxpcC52MS5Kb2luR2FtZVJlcXVlc3QaHC51bm9mbGlwLnYxLkpvaW5HYW1lUmVzcG9uc2USSAoJU3RhcnRHYW1lEhwudW5vZmxpcC52MS5TdGFydEdhbWVSZXF1ZXN0Gh0udW5vZmxpcC52MS5TdGFydEdhbWVSZXNwb25zZRJRCgxTdWJtaXRBY3Rpb24SHy51bm9mbGlwLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaIC51bm9mbGlwLnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlEkIKB0dldFZpZXcSGi51bm9mbGlwLnYxLkdldFZpZXdSZXF1ZXN0GhsudW5vZmxpcC52MS5HZXRWaWV3UmVzcG9uc2USSAoJTGVhdmVHYW1lEhwudW5vZmxpcC52MS5MZWF2ZUdhbWVSZXF1ZXN0Gh0udW5vZmxpcC52MS5MZWF2ZUdhbWVSZXNwb25zZRJKCglTdWJzY3JpYmUSHC51bm9mbGlwLnYxLlN1YnNjcmliZVJlcXVlc3QaHS51bm9mbGlwLnYxLlN1YnNjcmliZVJlc3BvbnNlMAESUwoMU3Vic2NyaWJlQWxsEh8udW5vZmxpcC52MS5TdWJzY3JpYmVBbGxSZXF1ZXN0GiAudW5vZmxpcC52MS5TdWJzY3JpYmVBbGxSZXNwb25zZTABEksKCkV4cG9ydEdhbWUSHS51bm9mbGlwLnYxLkV4cG9ydEdhbWVSZXF1ZXN0Gh4udW5vZmxpcC52MS5FeHBvcnRHYW1lUmVzcG9uc2USSAoJR2V0UmVwbGF5EhwudW5vZmxpcC52MS5HZXRSZXBsYXlSZXF1ZXN0Gh0udW5vZmxpcC52MS5HZXRSZXBsYXlSZXNwb25zZRJCCgdSZW1hdGNoEhoudW5vZmxpcC52MS5SZW1hdGNoUmVxdWVzdBobLnVub2ZsaXAudjEuUmVtYXRjaFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_unoflip_v1_cards, file_unoflip_v1_game]);
+  fileDesc("Chh1bm9mbGlwL3YxL3NlcnZpY2UucHJvdG8SCnVub2ZsaXAudjEiEQoPR2V0RGVja3NSZXF1ZXN0IlUKEEdldERlY2tzUmVzcG9uc2USHgoEZmxpcBgBIAMoCzIQLnVub2ZsaXAudjEuQ2FyZBIhCgdjbGFzc2ljGAIgAygLMhAudW5vZmxpcC52MS5DYXJkIj0KEUNyZWF0ZUdhbWVSZXF1ZXN0EigKB29wdGlvbnMYASABKAsyFy51bm9mbGlwLnYxLkdhbWVPcHRpb25zIjQKEkNyZWF0ZUdhbWVSZXNwb25zZRIeCgRnYW1lGAEgASgLMhAudW5vZmxpcC52MS5HYW1lIh4KDkdldEdhbWVSZXF1ZXN0EgwKBG5hbWUYASABKAkiMQoPR2V0R2FtZVJlc3BvbnNlEh4KBGdhbWUYASABKAsyEC51bm9mbGlwLnYxLkdhbWUiOAoQTGlzdEdhbWVzUmVxdWVzdBIRCglvcGVuX29ubHkYASABKAgSEQoJcGFnZV9zaXplGAIgASgNIjQKEUxpc3RHYW1lc1Jlc3BvbnNlEh8KBWdhbWVzGAEgAygLMhAudW5vZmxpcC52MS5HYW1lImAKD0pvaW5HYW1lUmVxdWVzdBIMCgRnYW1lGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARITCgtwbGF5ZXJfbmFtZRgDIAEoCRIOCgZwbGF5ZXIYBCABKAlCBwoFX3NlYXQiVAoQSm9pbkdhbWVSZXNwb25zZRIMCgRzZWF0GAEgASgNEhIKCnNlYXRfdG9rZW4YAiABKAkSHgoEZ2FtZRgDIAEoCzIQLnVub2ZsaXAudjEuR2FtZSIgChBTdGFydEdhbWVSZXF1ZXN0EgwKBGdhbWUYASABKAkiMwoRU3RhcnRHYW1lUmVzcG9uc2USHgoEZ2FtZRgBIAEoCzIQLnVub2ZsaXAudjEuR2FtZSKPAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIMCgRnYW1lGAEgASgJEiIKBmFjdGlvbhgCIAEoCzISLnVub2ZsaXAudjEuQWN0aW9uEhIKCnJlcXVlc3RfaWQYAyABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgEIAEoBEgAiAEBQhMKEV9leHBlY3RlZF92ZXJzaW9uIkoKFFN1Ym1pdEFjdGlvblJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAQSIQoGZXZlbnRzGAIgAygLMhEudW5vZmxpcC52MS5FdmVudCIeCg5HZXRWaWV3UmVxdWVzdBIMCgRnYW1lGAEgASgJIjEKD0dldFZpZXdSZXNwb25zZRIeCgR2aWV3GAEgASgLMhAudW5vZmxpcC52MS5WaWV3IiAKEExlYXZlR2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCSIzChFMZWF2ZUdhbWVSZXNwb25zZRIeCgRnYW1lGAEgASgLMhAudW5vZmxpcC52MS5HYW1lIk0KEFN1YnNjcmliZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAIgASgEEhQKDGluY2x1ZGVfdmlldxgDIAEoCCILCglIZWFydGJlYXQiGwoIQ2F1Z2h0VXASDwoHdmVyc2lvbhgBIAEoBCJ3CgZQcm9tcHQSDwoHdmVyc2lvbhgBIAEoBBIpCg1sZWdhbF9hY3Rpb25zGAIgAygLMhIudW5vZmxpcC52MS5BY3Rpb24SMQoNdHVybl9kZWFkbGluZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAigQIKEVN1YnNjcmliZVJlc3BvbnNlEiAKBHZpZXcYASABKAsyEC51bm9mbGlwLnYxLlZpZXdIABIiCgVldmVudBgCIAEoCzIRLnVub2ZsaXAudjEuRXZlbnRIABIqCgloZWFydGJlYXQYAyABKAsyFS51bm9mbGlwLnYxLkhlYXJ0YmVhdEgAEikKCWNhdWdodF91cBgEIAEoCzIULnVub2ZsaXAudjEuQ2F1Z2h0VXBIABIkCgZwcm9tcHQYBSABKAsyEi51bm9mbGlwLnYxLlByb21wdEgAEiEKBWxvYmJ5GAYgASgLMhAudW5vZmxpcC52MS5HYW1lSABCBgoEa2luZCItChNTdWJzY3JpYmVBbGxSZXF1ZXN0EhYKDmFmdGVyX3Bvc2l0aW9uGAEgASgEIk0KCUdhbWVFdmVudBIMCgRnYW1lGAEgASgJEhAKCHBvc2l0aW9uGAIgASgEEiAKBWV2ZW50GAMgASgLMhEudW5vZmxpcC52MS5FdmVudCKdAQoUU3Vic2NyaWJlQWxsUmVzcG9uc2USJgoFZXZlbnQYASABKAsyFS51bm9mbGlwLnYxLkdhbWVFdmVudEgAEioKCWhlYXJ0YmVhdBgCIAEoCzIVLnVub2ZsaXAudjEuSGVhcnRiZWF0SAASKQoJY2F1Z2h0X3VwGAMgASgLMhQudW5vZmxpcC52MS5DYXVnaHRVcEgAQgYKBGtpbmQiIQoRRXhwb3J0R2FtZVJlcXVlc3QSDAoEZ2FtZRgBIAEoCSIuCg1FeHBvcnRlZEV2ZW50Eg8KB3ZlcnNpb24YASABKAQSDAoEanNvbhgCIAEoCSI/ChJFeHBvcnRHYW1lUmVzcG9uc2USKQoGZXZlbnRzGAEgAygLMhkudW5vZmxpcC52MS5FeHBvcnRlZEV2ZW50IjEKEEdldFJlcGxheVJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEIp4BChFHZXRSZXBsYXlSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgEEhQKDGxhc3RfdmVyc2lvbhgCIAEoBBIgCgVldmVudBgDIAEoCzIRLnVub2ZsaXAudjEuRXZlbnQSHwoFdGFibGUYBCABKAsyEC51bm9mbGlwLnYxLlZpZXcSHwoFc2VhdHMYBSADKAsyEC51bm9mbGlwLnYxLlZpZXciHgoOUmVtYXRjaFJlcXVlc3QSDAoEZ2FtZRgBIAEoCSIxCg9SZW1hdGNoUmVzcG9uc2USHgoEZ2FtZRgBIAEoCzIQLnVub2ZsaXAudjEuR2FtZSKPAQoGUGxheWVyEgwKBG5hbWUYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJEgsKA2JvdBgDIAEoCBIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoHcmF0aW5ncxgFIAMoCzISLnVub2ZsaXAudjEuUmF0aW5nInAKBlJhdGluZxIkCgdydWxlc2V0GAEgASgOMhMudW5vZmxpcC52MS5SdWxlc2V0Eg4KBnJhdGluZxgCIAEoARITCgt1bmNlcnRhaW50eRgDIAEoARINCgVnYW1lcxgEIAEoDRIMCgR3aW5zGAUgASgNIjoKFVJlZ2lzdGVyUGxheWVyUmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkSCwoDYm90GAIgASgIIlIKFlJlZ2lzdGVyUGxheWVyUmVzcG9uc2USIgoGcGxheWVyGAEgASgLMhIudW5vZmxpcC52MS5QbGF5ZXISFAoMcGxheWVyX3Rva2VuGAIgASgJIiAKEEdldFBsYXllclJlcXVlc3QSDAoEbmFtZRgBIAEoCSI3ChFHZXRQbGF5ZXJSZXNwb25zZRIiCgZwbGF5ZXIYASABKAsyEi51bm9mbGlwLnYxLlBsYXllciI3ChJMaXN0TXlHYW1lc1JlcXVlc3QSDgoGcGxheWVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoDSJOCgpQbGF5ZXJHYW1lEh4KBGdhbWUYASABKAsyEC51bm9mbGlwLnYxLkdhbWUSDAoEc2VhdBgCIAEoDRISCgpzZWF0X3Rva2VuGAMgASgJIjwKE0xpc3RNeUdhbWVzUmVzcG9uc2USJQoFZ2FtZXMYASADKAsyFi51bm9mbGlwLnYxLlBsYXllckdhbWUicgoVR2V0TGVhZGVyYm9hcmRSZXF1ZXN0EiQKB3J1bGVzZXQYASABKA4yEy51bm9mbGlwLnYxLlJ1bGVzZXQSDAoEYm90cxgCIAEoCBIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCSJoChBMZWFkZXJib2FyZEVudHJ5EgwKBHJhbmsYASABKA0SIgoGcGxheWVyGAIgASgLMhIudW5vZmxpcC52MS5QbGF5ZXISIgoGcmF0aW5nGAMgASgLMhIudW5vZmxpcC52MS5SYXRpbmciYAoWR2V0TGVhZGVyYm9hcmRSZXNwb25zZRItCgdlbnRyaWVzGAEgAygLMhwudW5vZmxpcC52MS5MZWFkZXJib2FyZEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKpAQoQRmluZE1hdGNoUmVxdWVzdBIOCgZwbGF5ZXIYASABKAkSKAoHb3B0aW9ucxgCIAEoCzIXLnVub2ZsaXAudjEuR2FtZU9wdGlvbnMSEAoIYm90X2ZpbGwYAyABKAgSHgoWYm90X2ZpbGxfYWZ0ZXJfc2Vjb25kcxgEIAEoDRIpCgtmaWxsX2xldmVscxgFIAMoDjIULnVub2ZsaXAudjEuQm90TGV2ZWwiVQoMTWF0Y2hXYWl0aW5nEhYKDnBsYXllcnNfcXVldWVkGAEgASgNEhYKDndhaXRlZF9zZWNvbmRzGAIgASgNEhUKDXJhdGluZ193aW5kb3cYAyABKAEiTgoKTWF0Y2hGb3VuZBIeCgRnYW1lGAEgASgLMhAudW5vZmxpcC52MS5HYW1lEgwKBHNlYXQYAiABKA0SEgoKc2VhdF90b2tlbhgDIAEoCSJzChFGaW5kTWF0Y2hSZXNwb25zZRIrCgd3YWl0aW5nGAEgASgLMhgudW5vZmxpcC52MS5NYXRjaFdhaXRpbmdIABInCgVmb3VuZBgCIAEoCzIWLnVub2ZsaXAudjEuTWF0Y2hGb3VuZEgAQggKBnVwZGF0ZTK4CwoOVW5vRmxpcFNlcnZpY2USRQoIR2V0RGVja3MSGy51bm9mbGlwLnYxLkdldERlY2tzUmVxdWVzdBocLnVub2ZsaXAudjEuR2V0RGVja3NSZXNwb25zZRJLCgpDcmVhdGVHYW1lEh0udW5vZmxpcC52MS5DcmVhdGVHYW1lUmVxdWVzdBoeLnVub2ZsaXAudjEuQ3JlYXRlR2FtZVJlc3BvbnNlEkIKB0dldEdhbWUSGi51bm9mbGlwLnYxLkdldEdhbWVSZXF1ZXN0GhsudW5vZmxpcC52MS5HZXRHYW1lUmVzcG9uc2USSAoJTGlzdEdhbWVzEhwudW5vZmxpcC52MS5MaXN0R2FtZXNSZXF1ZXN0Gh0udW5vZmxpcC52MS5MaXN0R2FtZXNSZXNwb25zZRJFCghKb2luR2FtZRIbLnVub2ZsaXAudjEuSm9pbkdhbWVSZXF1ZXN0GhwudW5vZmxpcC52MS5Kb2luR2FtZVJlc3BvbnNlEkgKCVN0YXJ0R2FtZRIcLnVub2ZsaXAudjEuU3RhcnRHYW1lUmVxdWVzdBodLnVub2ZsaXAudjEuU3RhcnRHYW1lUmVzcG9uc2USUQoMU3VibWl0QWN0aW9uEh8udW5vZmxpcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0GiAudW5vZmxpcC52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJCCgdHZXRWaWV3EhoudW5vZmxpcC52MS5HZXRWaWV3UmVxdWVzdBobLnVub2ZsaXAudjEuR2V0Vmlld1Jlc3BvbnNlEkgKCUxlYXZlR2FtZRIcLnVub2ZsaXAudjEuTGVhdmVHYW1lUmVxdWVzdBodLnVub2ZsaXAudjEuTGVhdmVHYW1lUmVzcG9uc2USSgoJU3Vic2NyaWJlEhwudW5vZmxpcC52MS5TdWJzY3JpYmVSZXF1ZXN0Gh0udW5vZmxpcC52MS5TdWJzY3JpYmVSZXNwb25zZTABElMKDFN1YnNjcmliZUFsbBIfLnVub2ZsaXAudjEuU3Vic2NyaWJlQWxsUmVxdWVzdBogLnVub2ZsaXAudjEuU3Vic2NyaWJlQWxsUmVzcG9uc2UwARJLCgpFeHBvcnRHYW1lEh0udW5vZmxpcC52MS5FeHBvcnRHYW1lUmVxdWVzdBoeLnVub2ZsaXAudjEuRXhwb3J0R2FtZVJlc3BvbnNlEkgKCUdldFJlcGxheRIcLnVub2ZsaXAudjEuR2V0UmVwbGF5UmVxdWVzdBodLnVub2ZsaXAudjEuR2V0UmVwbGF5UmVzcG9uc2USQgoHUmVtYXRjaBIaLnVub2ZsaXAudjEuUmVtYXRjaFJlcXVlc3QaGy51bm9mbGlwLnYxLlJlbWF0Y2hSZXNwb25zZRJXCg5SZWdpc3RlclBsYXllchIhLnVub2ZsaXAudjEuUmVnaXN0ZXJQbGF5ZXJSZXF1ZXN0GiIudW5vZmxpcC52MS5SZWdpc3RlclBsYXllclJlc3BvbnNlEkgKCUdldFBsYXllchIcLnVub2ZsaXAudjEuR2V0UGxheWVyUmVxdWVzdBodLnVub2ZsaXAudjEuR2V0UGxheWVyUmVzcG9uc2USTgoLTGlzdE15R2FtZXMSHi51bm9mbGlwLnYxLkxpc3RNeUdhbWVzUmVxdWVzdBofLnVub2ZsaXAudjEuTGlzdE15R2FtZXNSZXNwb25zZRJXCg5HZXRMZWFkZXJib2FyZBIhLnVub2ZsaXAudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0GiIudW5vZmxpcC52MS5HZXRMZWFkZXJib2FyZFJlc3BvbnNlEkoKCUZpbmRNYXRjaBIcLnVub2ZsaXAudjEuRmluZE1hdGNoUmVxdWVzdBodLnVub2ZsaXAudjEuRmluZE1hdGNoUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_unoflip_v1_cards, file_unoflip_v1_game]);
 
 /**
  * GetDecks.
@@ -201,7 +201,8 @@ export const ListGamesResponseSchema: GenMessage<ListGamesResponse> = /*@__PURE_
  */
 export type JoinGameRequest = Message<"unoflip.v1.JoinGameRequest"> & {
   /**
-   * `games/{game}`.
+   * `games/{game}`, or the game's invite code (`Game.invite_code`, any case) while its lobby is
+   * open.
    *
    * @generated from field: string game = 1;
    */
@@ -215,11 +216,20 @@ export type JoinGameRequest = Message<"unoflip.v1.JoinGameRequest"> & {
   seat?: number | undefined;
 
   /**
-   * A display name.
+   * A display name (the player's, when empty and `player` is set).
    *
    * @generated from field: string player_name = 3;
    */
   playerName: string;
+
+  /**
+   * `players/{player}`: take the seat as this registered player, with its player token as
+   * `authorization: Bearer <token>`. The seat token is then derived from the player token, and
+   * a player who already holds a seat of the game gets that seat again.
+   *
+   * @generated from field: string player = 4;
+   */
+  player: string;
 };
 
 /**
@@ -933,6 +943,552 @@ export const RematchResponseSchema: GenMessage<RematchResponse> = /*@__PURE__*/
   messageDesc(file_unoflip_v1_service, 32);
 
 /**
+ * A registered player: the resource `players/{player}`.
+ *
+ * @generated from message unoflip.v1.Player
+ */
+export type Player = Message<"unoflip.v1.Player"> & {
+  /**
+   * `players/{player}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The name shown to others.
+   *
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * Registered as a bot.
+   *
+   * @generated from field: bool bot = 3;
+   */
+  bot: boolean;
+
+  /**
+   * When the player registered.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 4;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * Its ratings, one per ruleset it played rated games of.
+   *
+   * @generated from field: repeated unoflip.v1.Rating ratings = 5;
+   */
+  ratings: Rating[];
+};
+
+/**
+ * Describes the message unoflip.v1.Player.
+ * Use `create(PlayerSchema)` to create a new message.
+ */
+export const PlayerSchema: GenMessage<Player> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 33);
+
+/**
+ * A player's rating in one ruleset (Weng-Lin: a rating and its uncertainty; a new player has
+ * 25 and 25/3). Recomputable from the outcomes of the rated games.
+ *
+ * @generated from message unoflip.v1.Rating
+ */
+export type Rating = Message<"unoflip.v1.Rating"> & {
+  /**
+   * The ruleset.
+   *
+   * @generated from field: unoflip.v1.Ruleset ruleset = 1;
+   */
+  ruleset: Ruleset;
+
+  /**
+   * The rating (mu).
+   *
+   * @generated from field: double rating = 2;
+   */
+  rating: number;
+
+  /**
+   * Its uncertainty (sigma): the true rating is within rating +- 2 x uncertainty at 95%.
+   *
+   * @generated from field: double uncertainty = 3;
+   */
+  uncertainty: number;
+
+  /**
+   * Rated games finished.
+   *
+   * @generated from field: uint32 games = 4;
+   */
+  games: number;
+
+  /**
+   * Rated games won.
+   *
+   * @generated from field: uint32 wins = 5;
+   */
+  wins: number;
+};
+
+/**
+ * Describes the message unoflip.v1.Rating.
+ * Use `create(RatingSchema)` to create a new message.
+ */
+export const RatingSchema: GenMessage<Rating> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 34);
+
+/**
+ * RegisterPlayer.
+ *
+ * @generated from message unoflip.v1.RegisterPlayerRequest
+ */
+export type RegisterPlayerRequest = Message<"unoflip.v1.RegisterPlayerRequest"> & {
+  /**
+   * 1 to 32 letters, digits, spaces and _-.' (PLAYER_NAME_INVALID otherwise).
+   *
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+
+  /**
+   * The player is a program.
+   *
+   * @generated from field: bool bot = 2;
+   */
+  bot: boolean;
+};
+
+/**
+ * Describes the message unoflip.v1.RegisterPlayerRequest.
+ * Use `create(RegisterPlayerRequestSchema)` to create a new message.
+ */
+export const RegisterPlayerRequestSchema: GenMessage<RegisterPlayerRequest> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 35);
+
+/**
+ * The new player.
+ *
+ * @generated from message unoflip.v1.RegisterPlayerResponse
+ */
+export type RegisterPlayerResponse = Message<"unoflip.v1.RegisterPlayerResponse"> & {
+  /**
+   * The player.
+   *
+   * @generated from field: unoflip.v1.Player player = 1;
+   */
+  player?: Player | undefined;
+
+  /**
+   * The secret that authorizes acting as this player: send it as `authorization: Bearer
+   * <token>`. It is shown only here.
+   *
+   * @generated from field: string player_token = 2;
+   */
+  playerToken: string;
+};
+
+/**
+ * Describes the message unoflip.v1.RegisterPlayerResponse.
+ * Use `create(RegisterPlayerResponseSchema)` to create a new message.
+ */
+export const RegisterPlayerResponseSchema: GenMessage<RegisterPlayerResponse> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 36);
+
+/**
+ * GetPlayer.
+ *
+ * @generated from message unoflip.v1.GetPlayerRequest
+ */
+export type GetPlayerRequest = Message<"unoflip.v1.GetPlayerRequest"> & {
+  /**
+   * `players/{player}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message unoflip.v1.GetPlayerRequest.
+ * Use `create(GetPlayerRequestSchema)` to create a new message.
+ */
+export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 37);
+
+/**
+ * A player.
+ *
+ * @generated from message unoflip.v1.GetPlayerResponse
+ */
+export type GetPlayerResponse = Message<"unoflip.v1.GetPlayerResponse"> & {
+  /**
+   * The player.
+   *
+   * @generated from field: unoflip.v1.Player player = 1;
+   */
+  player?: Player | undefined;
+};
+
+/**
+ * Describes the message unoflip.v1.GetPlayerResponse.
+ * Use `create(GetPlayerResponseSchema)` to create a new message.
+ */
+export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 38);
+
+/**
+ * ListMyGames.
+ *
+ * @generated from message unoflip.v1.ListMyGamesRequest
+ */
+export type ListMyGamesRequest = Message<"unoflip.v1.ListMyGamesRequest"> & {
+  /**
+   * `players/{player}`; the call needs its player token.
+   *
+   * @generated from field: string player = 1;
+   */
+  player: string;
+
+  /**
+   * At most this many (default 50, maximum 100).
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message unoflip.v1.ListMyGamesRequest.
+ * Use `create(ListMyGamesRequestSchema)` to create a new message.
+ */
+export const ListMyGamesRequestSchema: GenMessage<ListMyGamesRequest> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 39);
+
+/**
+ * One seat a player took.
+ *
+ * @generated from message unoflip.v1.PlayerGame
+ */
+export type PlayerGame = Message<"unoflip.v1.PlayerGame"> & {
+  /**
+   * The game.
+   *
+   * @generated from field: unoflip.v1.Game game = 1;
+   */
+  game?: Game | undefined;
+
+  /**
+   * The seat.
+   *
+   * @generated from field: uint32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * The seat's token.
+   *
+   * @generated from field: string seat_token = 3;
+   */
+  seatToken: string;
+};
+
+/**
+ * Describes the message unoflip.v1.PlayerGame.
+ * Use `create(PlayerGameSchema)` to create a new message.
+ */
+export const PlayerGameSchema: GenMessage<PlayerGame> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 40);
+
+/**
+ * A player's games.
+ *
+ * @generated from message unoflip.v1.ListMyGamesResponse
+ */
+export type ListMyGamesResponse = Message<"unoflip.v1.ListMyGamesResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated unoflip.v1.PlayerGame games = 1;
+   */
+  games: PlayerGame[];
+};
+
+/**
+ * Describes the message unoflip.v1.ListMyGamesResponse.
+ * Use `create(ListMyGamesResponseSchema)` to create a new message.
+ */
+export const ListMyGamesResponseSchema: GenMessage<ListMyGamesResponse> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 41);
+
+/**
+ * GetLeaderboard.
+ *
+ * @generated from message unoflip.v1.GetLeaderboardRequest
+ */
+export type GetLeaderboardRequest = Message<"unoflip.v1.GetLeaderboardRequest"> & {
+  /**
+   * The ruleset.
+   *
+   * @generated from field: unoflip.v1.Ruleset ruleset = 1;
+   */
+  ruleset: Ruleset;
+
+  /**
+   * Bots (registered as bots, and the built-in levels) instead of people.
+   *
+   * @generated from field: bool bots = 2;
+   */
+  bots: boolean;
+
+  /**
+   * At most this many (default 50, maximum 100).
+   *
+   * @generated from field: uint32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous answer's `next_page_token`; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message unoflip.v1.GetLeaderboardRequest.
+ * Use `create(GetLeaderboardRequestSchema)` to create a new message.
+ */
+export const GetLeaderboardRequestSchema: GenMessage<GetLeaderboardRequest> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 42);
+
+/**
+ * One place of a leaderboard.
+ *
+ * @generated from message unoflip.v1.LeaderboardEntry
+ */
+export type LeaderboardEntry = Message<"unoflip.v1.LeaderboardEntry"> & {
+  /**
+   * The place, from 1.
+   *
+   * @generated from field: uint32 rank = 1;
+   */
+  rank: number;
+
+  /**
+   * The player.
+   *
+   * @generated from field: unoflip.v1.Player player = 2;
+   */
+  player?: Player | undefined;
+
+  /**
+   * Its rating in the ruleset asked for.
+   *
+   * @generated from field: unoflip.v1.Rating rating = 3;
+   */
+  rating?: Rating | undefined;
+};
+
+/**
+ * Describes the message unoflip.v1.LeaderboardEntry.
+ * Use `create(LeaderboardEntrySchema)` to create a new message.
+ */
+export const LeaderboardEntrySchema: GenMessage<LeaderboardEntry> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 43);
+
+/**
+ * A page of a leaderboard.
+ *
+ * @generated from message unoflip.v1.GetLeaderboardResponse
+ */
+export type GetLeaderboardResponse = Message<"unoflip.v1.GetLeaderboardResponse"> & {
+  /**
+   * Best first.
+   *
+   * @generated from field: repeated unoflip.v1.LeaderboardEntry entries = 1;
+   */
+  entries: LeaderboardEntry[];
+
+  /**
+   * Asks for the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message unoflip.v1.GetLeaderboardResponse.
+ * Use `create(GetLeaderboardResponseSchema)` to create a new message.
+ */
+export const GetLeaderboardResponseSchema: GenMessage<GetLeaderboardResponse> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 44);
+
+/**
+ * FindMatch.
+ *
+ * @generated from message unoflip.v1.FindMatchRequest
+ */
+export type FindMatchRequest = Message<"unoflip.v1.FindMatchRequest"> & {
+  /**
+   * `players/{player}`; the call needs its player token.
+   *
+   * @generated from field: string player = 1;
+   */
+  player: string;
+
+  /**
+   * The game wanted: ruleset, seats, scoring, house rules, timer, rated, and the bots' level
+   * (for bot fill). No deck_order, bot_seats or first_dealer (MATCH_OPTIONS_INVALID).
+   *
+   * @generated from field: unoflip.v1.GameOptions options = 2;
+   */
+  options?: GameOptions | undefined;
+
+  /**
+   * Built-in bots may fill the seats nobody took after the wait below.
+   *
+   * @generated from field: bool bot_fill = 3;
+   */
+  botFill: boolean;
+
+  /**
+   * The wait before bots fill, in seconds (0: at once; at most 600).
+   *
+   * @generated from field: uint32 bot_fill_after_seconds = 4;
+   */
+  botFillAfterSeconds: number;
+
+  /**
+   * The levels of the bots that fill: each once, in random order, then again; the options'
+   * bot_level when empty. A player registered as a bot is matched with bots only, in rated
+   * games the bot ladder: with `random` and `heuristic` here, it plays the built-in levels.
+   *
+   * @generated from field: repeated unoflip.v1.BotLevel fill_levels = 5;
+   */
+  fillLevels: BotLevel[];
+};
+
+/**
+ * Describes the message unoflip.v1.FindMatchRequest.
+ * Use `create(FindMatchRequestSchema)` to create a new message.
+ */
+export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 45);
+
+/**
+ * How the wait goes.
+ *
+ * @generated from message unoflip.v1.MatchWaiting
+ */
+export type MatchWaiting = Message<"unoflip.v1.MatchWaiting"> & {
+  /**
+   * Players queued for the same options, the caller included.
+   *
+   * @generated from field: uint32 players_queued = 1;
+   */
+  playersQueued: number;
+
+  /**
+   * Seconds waited so far.
+   *
+   * @generated from field: uint32 waited_seconds = 2;
+   */
+  waitedSeconds: number;
+
+  /**
+   * Players whose rating is within this of the caller's may be grouped with it now.
+   *
+   * @generated from field: double rating_window = 3;
+   */
+  ratingWindow: number;
+};
+
+/**
+ * Describes the message unoflip.v1.MatchWaiting.
+ * Use `create(MatchWaitingSchema)` to create a new message.
+ */
+export const MatchWaitingSchema: GenMessage<MatchWaiting> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 46);
+
+/**
+ * The match.
+ *
+ * @generated from message unoflip.v1.MatchFound
+ */
+export type MatchFound = Message<"unoflip.v1.MatchFound"> & {
+  /**
+   * The game, started.
+   *
+   * @generated from field: unoflip.v1.Game game = 1;
+   */
+  game?: Game | undefined;
+
+  /**
+   * The caller's seat.
+   *
+   * @generated from field: uint32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * The seat's token (also found again with ListMyGames).
+   *
+   * @generated from field: string seat_token = 3;
+   */
+  seatToken: string;
+};
+
+/**
+ * Describes the message unoflip.v1.MatchFound.
+ * Use `create(MatchFoundSchema)` to create a new message.
+ */
+export const MatchFoundSchema: GenMessage<MatchFound> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 47);
+
+/**
+ * One message of a FindMatch stream: waiting (at once, then each second), then found.
+ *
+ * @generated from message unoflip.v1.FindMatchResponse
+ */
+export type FindMatchResponse = Message<"unoflip.v1.FindMatchResponse"> & {
+  /**
+   * What happened.
+   *
+   * @generated from oneof unoflip.v1.FindMatchResponse.update
+   */
+  update: {
+    /**
+     * Still waiting.
+     *
+     * @generated from field: unoflip.v1.MatchWaiting waiting = 1;
+     */
+    value: MatchWaiting;
+    case: "waiting";
+  } | {
+    /**
+     * Found: the last message.
+     *
+     * @generated from field: unoflip.v1.MatchFound found = 2;
+     */
+    value: MatchFound;
+    case: "found";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message unoflip.v1.FindMatchResponse.
+ * Use `create(FindMatchResponseSchema)` to create a new message.
+ */
+export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
+  messageDesc(file_unoflip_v1_service, 48);
+
+/**
  * The UNO Flip game service.
  *
  * Authentication: JoinGame returns a seat token. Send it on every call for that seat as
@@ -1096,6 +1652,63 @@ export const UnoFlipService: GenService<{
     methodKind: "unary";
     input: typeof RematchRequestSchema;
     output: typeof RematchResponseSchema;
+  },
+  /**
+   * Registers a player: a display name and a player token (shown once; the server keeps only
+   * its hash). A seat taken with the player token (JoinGame's `player`) is the player's, and
+   * the token finds it again on any device (ListMyGames).
+   *
+   * @generated from rpc unoflip.v1.UnoFlipService.RegisterPlayer
+   */
+  registerPlayer: {
+    methodKind: "unary";
+    input: typeof RegisterPlayerRequestSchema;
+    output: typeof RegisterPlayerResponseSchema;
+  },
+  /**
+   * A player's public profile. Anyone may call it.
+   *
+   * @generated from rpc unoflip.v1.UnoFlipService.GetPlayer
+   */
+  getPlayer: {
+    methodKind: "unary";
+    input: typeof GetPlayerRequestSchema;
+    output: typeof GetPlayerResponseSchema;
+  },
+  /**
+   * The games a player sat at, newest first, with each seat's token. Needs the player token.
+   *
+   * @generated from rpc unoflip.v1.UnoFlipService.ListMyGames
+   */
+  listMyGames: {
+    methodKind: "unary";
+    input: typeof ListMyGamesRequestSchema;
+    output: typeof ListMyGamesResponseSchema;
+  },
+  /**
+   * Rated players of a ruleset, people or bots, best first (by rating - 3 x uncertainty).
+   * Anyone may call it.
+   *
+   * @generated from rpc unoflip.v1.UnoFlipService.GetLeaderboard
+   */
+  getLeaderboard: {
+    methodKind: "unary";
+    input: typeof GetLeaderboardRequestSchema;
+    output: typeof GetLeaderboardResponseSchema;
+  },
+  /**
+   * Quick play: queues the player (its player token) for a game with these options. The stream
+   * says how the wait goes, then ends with the game (started) and the player's seat. Players
+   * are grouped by rating, in a window that widens as they wait; with `bot_fill`, built-in bots
+   * take the seats nobody took after `bot_fill_after_seconds`. Closing the stream leaves the
+   * queue. One server matches (`serve --matchmaking`); others refuse (MATCHMAKING_ELSEWHERE).
+   *
+   * @generated from rpc unoflip.v1.UnoFlipService.FindMatch
+   */
+  findMatch: {
+    methodKind: "server_streaming";
+    input: typeof FindMatchRequestSchema;
+    output: typeof FindMatchResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_unoflip_v1_service, 0);
