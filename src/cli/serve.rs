@@ -88,8 +88,8 @@ pub struct ServeArgs {
     /// bursts of as many (0: no limit). Over it: RESOURCE_EXHAUSTED / RATE_LIMITED.
     #[arg(long, env = "UNOFLIP_RATE_LIMIT", default_value_t = 1000)]
     pub rate_limit: u32,
-    /// `JoinGame` calls per minute one client address may make, in bursts of as many (0: no
-    /// limit). Over it: RESOURCE_EXHAUSTED / JOIN_RATE_LIMITED. Raise it (or turn it off) when
+    /// `JoinGame` and `RegisterPlayer` calls per minute one client address may make (one
+    /// bucket), in bursts of as many (0: no limit). Over it: RESOURCE_EXHAUSTED / JOIN_RATE_LIMITED. Raise it (or turn it off) when
     /// many players reach the server through one address, such as your own backend.
     #[arg(long, env = "UNOFLIP_JOIN_RATE_LIMIT", default_value_t = 300)]
     pub join_rate_limit: u32,

@@ -1,5 +1,5 @@
 //! Request rate limits per client address, across all of its connections: one bucket for every
-//! request, and a slower one for `JoinGame` (taking seats). Both are `governor` keyed rate
+//! request, and a slower one for `JoinGame` and `RegisterPlayer` (taking seats, making players). Both are `governor` keyed rate
 //! limiters (GCRA). A request over a limit is refused with `RESOURCE_EXHAUSTED` (`RATE_LIMITED`
 //! or `JOIN_RATE_LIMITED`) and touches nothing.
 
@@ -20,6 +20,8 @@ use super::error::ServiceError;
 
 /// The path of `JoinGame` (grpc-web calls use the same path).
 const JOIN_PATH: &str = "/unoflip.v1.UnoFlipService/JoinGame";
+/// The path of `RegisterPlayer`, which counts with `JoinGame`.
+const REGISTER_PATH: &str = "/unoflip.v1.UnoFlipService/RegisterPlayer";
 
 /// Checks this many requests between sweeps of addresses whose buckets are full again.
 const SWEEP_EVERY: u64 = 4096;
@@ -76,13 +78,13 @@ impl RateLimitLayer {
                 "too many requests from this address; slow down",
             ));
         }
-        if path == JOIN_PATH
+        if (path == JOIN_PATH || path == REGISTER_PATH)
             && let Some(joins) = &self.joins
             && joins.check_key(&peer).is_err()
         {
             return Some(ServiceError::exhausted(
                 "JOIN_RATE_LIMITED",
-                "too many JoinGame calls from this address; wait a minute",
+                "too many JoinGame and RegisterPlayer calls from this address; wait a minute",
             ));
         }
         None

@@ -18,11 +18,11 @@ use tokio::time::Instant;
 use rand::seq::SliceRandom;
 
 use super::error::ServiceError;
+use super::lobby::GameInfo;
 use super::players::Player;
 use super::ratings::ruleset_key;
-use crate::bots::Level;
-use super::lobby::GameInfo;
 use super::registry::{NewGame, Registry};
+use crate::bots::Level;
 use crate::rules::{Seat, Setup};
 
 /// How often the queue is looked at, besides when someone joins it.
@@ -122,7 +122,11 @@ impl Matchmaker {
             .unwrap_or_default()
             .mu;
         let player_name = player.name.clone();
-        let key = format!("{}|{}", if player.bot { "bots" } else { "people" }, key(&new));
+        let key = format!(
+            "{}|{}",
+            if player.bot { "bots" } else { "people" },
+            key(&new)
+        );
         let mut queue = self
             .queue
             .lock()

@@ -87,6 +87,15 @@ async fn join_game_is_limited_per_address_and_a_refused_join_takes_no_seat() {
     player.join_game(join(3)).await.unwrap();
     player.join_game(join(4)).await.unwrap();
     assert_eq!(taken(&get_game(&mut player, &game).await), 5);
+    // Registering players counts in the same bucket: the squatter's is empty.
+    let refused = squatter
+        .register_player(pb::RegisterPlayerRequest {
+            display_name: "squatter".into(),
+            bot: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "JOIN_RATE_LIMITED");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -21,7 +21,7 @@ use unoflip::proto as pb;
 use super::harness::*;
 
 /// The RPCs: path and whether the answer is a stream.
-const RPCS: [(&str, bool); 12] = [
+const RPCS: [(&str, bool); 19] = [
     ("GetDecks", false),
     ("CreateGame", false),
     ("GetGame", false),
@@ -34,6 +34,13 @@ const RPCS: [(&str, bool); 12] = [
     ("Subscribe", true),
     ("SubscribeAll", true),
     ("ExportGame", false),
+    ("GetReplay", false),
+    ("Rematch", false),
+    ("RegisterPlayer", false),
+    ("GetPlayer", false),
+    ("ListMyGames", false),
+    ("GetLeaderboard", false),
+    ("FindMatch", true),
 ];
 
 /// What the fuzz plays against: a started game and a lobby with open seats.
@@ -43,6 +50,9 @@ struct Fixture {
     tokens: Vec<String>,
     lobby: String,
     lobby_token: String,
+    /// A registered player and its token.
+    player: String,
+    player_token: String,
 }
 
 impl Fixture {
@@ -88,6 +98,37 @@ impl Fixture {
             }
             .encode_to_vec(),
             "SubscribeAll" => pb::SubscribeAllRequest { after_position: 0 }.encode_to_vec(),
+            "GetReplay" => pb::GetReplayRequest { game, version: 1 }.encode_to_vec(),
+            "Rematch" => pb::RematchRequest { game }.encode_to_vec(),
+            "RegisterPlayer" => pb::RegisterPlayerRequest {
+                display_name: "fuzz".into(),
+                bot: true,
+            }
+            .encode_to_vec(),
+            "GetPlayer" => pb::GetPlayerRequest {
+                name: self.player.clone(),
+            }
+            .encode_to_vec(),
+            "ListMyGames" => pb::ListMyGamesRequest {
+                player: self.player.clone(),
+                page_size: 10,
+            }
+            .encode_to_vec(),
+            "GetLeaderboard" => pb::GetLeaderboardRequest {
+                ruleset: pb::Ruleset::Flip as i32,
+                bots: false,
+                page_size: 10,
+                page_token: String::new(),
+            }
+            .encode_to_vec(),
+            "FindMatch" => pb::FindMatchRequest {
+                player: self.player.clone(),
+                options: Some(options(2)),
+                bot_fill: false,
+                bot_fill_after_seconds: 0,
+                fill_levels: Vec::new(),
+            }
+            .encode_to_vec(),
             _ => pb::ExportGameRequest { game }.encode_to_vec(),
         }
     }
@@ -155,6 +196,7 @@ enum Token {
     Seat(usize),
     Lobby,
     Admin,
+    Player,
     Garbled,
 }
 
@@ -178,6 +220,7 @@ fn case() -> impl Strategy<Value = Case> {
         (0..2usize).prop_map(Token::Seat),
         Just(Token::Lobby),
         Just(Token::Admin),
+        Just(Token::Player),
         Just(Token::Garbled),
     ];
     (0..RPCS.len(), body, token, any::<bool>()).prop_map(|(rpc, body, token, grpc_web)| Case {
@@ -430,12 +473,22 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
             .unwrap()
             .into_inner()
             .seat_token;
+        let registered = client
+            .register_player(pb::RegisterPlayerRequest {
+                display_name: "fuzzer".into(),
+                bot: false,
+            })
+            .await
+            .unwrap()
+            .into_inner();
         Fixture {
             port: server.port,
             game,
             tokens,
             lobby,
             lobby_token,
+            player: registered.player.unwrap().name,
+            player_token: registered.player_token,
         }
     });
     let client = std::cell::RefCell::new(runtime.block_on(server.client()));
@@ -478,6 +531,7 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
                     Token::Seat(seat) => Some(format!("Bearer {}", fixture.tokens[seat])),
                     Token::Lobby => Some(format!("Bearer {}", fixture.lobby_token)),
                     Token::Admin => Some(format!("Bearer {ADMIN}")),
+                    Token::Player => Some(format!("Bearer {}", fixture.player_token)),
                     Token::Garbled => Some("Bearer !!not~a~token".into()),
                 };
                 let answer = if case.grpc_web {

@@ -36,6 +36,7 @@ fn find(
             options: Some(options),
             bot_fill: bot_fill_after.is_some(),
             bot_fill_after_seconds: bot_fill_after.unwrap_or(0),
+            fill_levels: Vec::new(),
         },
         token,
     )
@@ -155,13 +156,13 @@ async fn quick_play_matches_players_fills_with_bots_and_leaves_the_queue_on_clos
     let seen = view(&mut client, &game.name, Some(&bea_found.seat_token)).await;
     assert_eq!(seen.seat, Some(bea_found.seat));
 
-    // Ann alone, with bot fill after one second: a four-seat game with three bots.
+    // Ann alone, with bot fill after one second at two levels: a four-seat game with three bots,
+    // each level at least once.
     let asked = Instant::now();
-    let mut ann_stream = client
-        .find_match(find(&ann, &ann_token, options(4), Some(1)))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut request = find(&ann, &ann_token, options(4), Some(1));
+    request.get_mut().fill_levels =
+        vec![pb::BotLevel::Random as i32, pb::BotLevel::Heuristic as i32];
+    let mut ann_stream = client.find_match(request).await.unwrap().into_inner();
     let (waits, found) = until_found(&mut ann_stream).await;
     assert!(asked.elapsed() >= Duration::from_secs(1));
     assert_eq!(waits.first().map(|w| w.players_queued), Some(1));
@@ -169,6 +170,11 @@ async fn quick_play_matches_players_fills_with_bots_and_leaves_the_queue_on_clos
     assert_eq!(found.seat, 0);
     assert_eq!(game.seats[0].player, ann);
     assert!(game.seats[1..].iter().all(|s| s.played_by_server));
+    let levels: Vec<i32> = game.seats[1..].iter().map(|s| s.bot_level).collect();
+    for level in [pb::BotLevel::Random, pb::BotLevel::Heuristic] {
+        assert!(levels.contains(&(level as i32)), "{levels:?}");
+    }
+    assert_eq!(game.seats[0].bot_level, pb::BotLevel::Unspecified as i32);
     assert_eq!(game.options.unwrap().bot_seats, vec![1, 2, 3]);
     server.stop();
 }
@@ -229,4 +235,43 @@ async fn one_server_of_two_on_postgres_matches_and_the_game_plays_through_either
     assert_eq!(mine[0].seat_token, found.seat_token);
     matcher.stop();
     other.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_empties_the_queue_and_the_waiting_stream_ends_so_its_client_asks_again() {
+    let store = temp_sqlite("queue");
+    let server = Server::start(&store, &[]).await;
+    let port = server.port;
+    let mut client = server.client().await;
+    let (ann, ann_token) = register(&mut client, "Ann").await;
+    let mut waiting = client
+        .find_match(find(&ann, &ann_token, options(3), None))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first_wait(&mut waiting).await.players_queued, 1);
+    server.stop();
+    // The stream ends with a status that says to go elsewhere or come back.
+    let ended = loop {
+        match tokio::time::timeout(Duration::from_secs(10), waiting.message())
+            .await
+            .expect("the stream ends when the server stops")
+        {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("the stream ended without a status"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(ended.code(), Code::Unavailable, "{ended:?}");
+    // The restarted server's queue is empty; the player (kept in the store) asks again.
+    let server = Server::start_on(port, &store, &[]).await;
+    let mut client = server.client().await;
+    let mut again = client
+        .find_match(find(&ann, &ann_token, options(3), None))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first_wait(&mut again).await.players_queued, 1);
+    drop(again);
+    server.stop();
 }

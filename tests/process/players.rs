@@ -32,6 +32,26 @@ fn join_as(game: &str, player: &str, token: Option<&str>) -> tonic::Request<pb::
     }
 }
 
+/// Joins `game` as `player` and starts it (the other seats are the server's); the seat token.
+async fn join_and_start(client: &mut Client, game: &str, player: &str, token: &str) -> String {
+    let seat_token = client
+        .join_game(join_as(game, player, Some(token)))
+        .await
+        .unwrap()
+        .into_inner()
+        .seat_token;
+    client
+        .start_game(authed(
+            pb::StartGameRequest {
+                game: game.to_owned(),
+            },
+            &seat_token,
+        ))
+        .await
+        .unwrap();
+    seat_token
+}
+
 async fn my_games(client: &mut Client, player: &str, token: &str) -> Vec<pb::PlayerGame> {
     client
         .list_my_games(authed(
@@ -70,6 +90,46 @@ async fn players_seats_and_invite_codes_survive_a_restart() {
         assert_eq!(refused.code(), Code::InvalidArgument, "{bad:?}");
         assert_eq!(reason(&refused), "PLAYER_NAME_INVALID");
     }
+
+    // A rated game, played to its end before the restart: Ada's rating is kept.
+    let rated = create(
+        &mut client,
+        pb::GameOptions {
+            bot_seats: vec![1],
+            single_round: true,
+            rated: true,
+            ..options(2)
+        },
+    )
+    .await
+    .unwrap();
+    let rated_token = join_and_start(&mut client, &rated.name, &ada.name, &ada_token).await;
+    play_randomly(
+        &mut client,
+        &rated.name,
+        &rated_token,
+        &mut 0x2545_f491_4f6c_dd1d,
+    )
+    .await;
+    let mut rated_ada = None;
+    for _ in 0..100 {
+        let now = client
+            .get_player(pb::GetPlayerRequest {
+                name: ada.name.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .player
+            .unwrap();
+        if !now.ratings.is_empty() {
+            rated_ada = Some(now);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let rated_ada = rated_ada.expect("the rated game rated Ada");
+    assert_eq!(rated_ada.ratings[0].games, 1);
 
     // A game's invite code: six characters without ambiguous ones; it joins, in any case.
     let first = create(&mut client, options(2)).await.unwrap();
@@ -152,8 +212,8 @@ async fn players_seats_and_invite_codes_survive_a_restart() {
         .into_inner()
         .player
         .unwrap();
-    assert_eq!(found, ada);
-    // The player token finds both seats again, newest first, with their tokens.
+    assert_eq!(found, rated_ada, "the player and its rating are kept");
+    // The player token finds every seat again, newest first, with their tokens.
     let mine = my_games(&mut client, &ada.name, &ada_token).await;
     let listed: Vec<(&str, u32, &str)> = mine
         .iter()
@@ -170,6 +230,7 @@ async fn players_seats_and_invite_codes_survive_a_restart() {
         vec![
             (second.name.as_str(), 0, second_token.as_str()),
             (first.name.as_str(), 0, first_token.as_str()),
+            (rated.name.as_str(), 0, rated_token.as_str()),
         ]
     );
     assert!(my_games(&mut client, &bo.name, &bo_token).await.is_empty());
@@ -315,21 +376,7 @@ async fn rated_games_rate_the_builtin_heuristic_above_a_random_player() {
                 .unwrap_err();
             assert_eq!(reason(&refused), "RATED_GAME_NEEDS_PLAYER");
         }
-        let seat_token = client
-            .join_game(join_as(&game.name, &rando.name, Some(&token)))
-            .await
-            .unwrap()
-            .into_inner()
-            .seat_token;
-        client
-            .start_game(authed(
-                pb::StartGameRequest {
-                    game: game.name.clone(),
-                },
-                &seat_token,
-            ))
-            .await
-            .unwrap();
+        let seat_token = join_and_start(&mut client, &game.name, &rando.name, &token).await;
         play_randomly(&mut client, &game.name, &seat_token, &mut seed).await;
         let over = get_game(&mut client, &game.name).await;
         assert_eq!(over.status, pb::GameStatus::Finished as i32, "{over:?}");
