@@ -6,13 +6,21 @@
 //! version and the game's name (`"12 games/x"`): only a wake-up for other servers, which read the
 //! events themselves.
 //!
+//! Appends are committed in groups: a few writer tasks each take every append waiting (one per
+//! game) and insert them in one statement, so many games' moves share one transaction and one
+//! flush of the log; each append is answered once that statement has committed.
+//!
 //! The firehose's global position of an event is `(xid << 16) + i`: the id of the transaction
-//! that appended it, then its index in that append. Transaction ids are taken in start order, not
+//! that appended it, then its index in that transaction. Transaction ids are taken in start order, not
 //! commit order, so `read_all` returns only events of transactions older than the oldest one
 //! still running (`pg_snapshot_xmin`): those are all finished, so no event can later appear below
 //! a position already read. The price is a short delay while older transactions are open.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
 use sqlx::postgres::{PgPool, PgPoolOptions};
+use tokio::sync::{mpsc, oneshot};
 
 use super::{Change, Committed, EventStore, Lease, StoreError, StoreFuture, decode_log};
 use crate::rules::{Event, encode};
@@ -20,8 +28,14 @@ use crate::rules::{Event, encode};
 /// SQLSTATE of a unique violation.
 const UNIQUE_VIOLATION: &str = "23505";
 
-/// Events one append may hold (the index within an append takes 16 bits of the position).
+/// Events one transaction may append (the index within it takes 16 bits of the position).
 const MAX_APPEND: usize = 1 << 16;
+
+/// Appends committed together in one statement at most (group commit).
+const MAX_BATCH: usize = 512;
+
+/// Batches being committed at once, each on its own connection.
+const WRITERS: usize = 4;
 
 const SCHEMA: [&str; 5] = [
     "CREATE TABLE IF NOT EXISTS unoflip_events (
@@ -131,6 +145,8 @@ fn unavailable(e: impl std::fmt::Display) -> StoreError {
 /// Events in PostgreSQL.
 pub struct PostgresStore {
     pool: PgPool,
+    /// Appends waiting for a writer.
+    appends: mpsc::Sender<(Pending, Reply)>,
     changes: tokio::sync::broadcast::Sender<Change>,
     /// Where it connects, for the connection a [`Lease`] holds on its own.
     url: String,
@@ -148,22 +164,226 @@ impl PostgresStore {
         migrate(&pool).await.map_err(unavailable)?;
         let (changes, _) = tokio::sync::broadcast::channel(4096);
         tokio::spawn(listen(pool.clone(), changes.clone()));
+        let (appends, queue) = mpsc::channel(MAX_BATCH * WRITERS);
+        let queue = Arc::new(tokio::sync::Mutex::new(queue));
+        for _ in 0..WRITERS {
+            tokio::spawn(writer(pool.clone(), queue.clone()));
+        }
         Ok(PostgresStore {
             pool,
+            appends,
             changes,
             url: url.to_owned(),
         })
     }
+}
 
-    async fn current(&self, game: &str) -> Result<u64, StoreError> {
-        let (max,): (Option<i64>,) =
-            sqlx::query_as("SELECT MAX(version) FROM unoflip_events WHERE game = $1")
-                .bind(game)
-                .fetch_one(&self.pool)
-                .await
-                .map_err(unavailable)?;
-        Ok(u64::try_from(max.unwrap_or(0)).unwrap_or(0))
+/// The version `game` is at in the store.
+async fn current(pool: &PgPool, game: &str) -> Result<u64, StoreError> {
+    let (max,): (Option<i64>,) =
+        sqlx::query_as("SELECT MAX(version) FROM unoflip_events WHERE game = $1")
+            .bind(game)
+            .fetch_one(pool)
+            .await
+            .map_err(unavailable)?;
+    Ok(u64::try_from(max.unwrap_or(0)).unwrap_or(0))
+}
+
+/// An append waiting for a writer: its events already encoded.
+struct Pending {
+    game: String,
+    expected: u64,
+    bodies: Vec<String>,
+    request: Option<String>,
+}
+
+/// Where an append's outcome goes.
+type Reply = oneshot::Sender<Result<u64, StoreError>>;
+
+/// One of the [`WRITERS`]: takes every append waiting (up to [`MAX_BATCH`], one per game) and
+/// commits them in one statement, so that many games' moves share a transaction and its flush.
+async fn writer(pool: PgPool, queue: Arc<tokio::sync::Mutex<mpsc::Receiver<(Pending, Reply)>>>) {
+    let mut carried: Option<(Pending, Reply)> = None;
+    loop {
+        let mut batch = Vec::new();
+        {
+            // An append carried over from the last batch goes first, without waiting for the
+            // queue (another writer may be holding it while it waits for work).
+            let mut queue = match carried.take() {
+                Some(first) => {
+                    batch.push(first);
+                    queue.try_lock().ok()
+                }
+                None => {
+                    let mut queue = queue.lock().await;
+                    match queue.recv().await {
+                        Some(first) => batch.push(first),
+                        None => return,
+                    }
+                    Some(queue)
+                }
+            };
+            let mut rows: usize = batch.iter().map(|(p, _)| p.bodies.len()).sum();
+            let mut games: HashSet<String> = batch.iter().map(|(p, _)| p.game.clone()).collect();
+            while let Some(queue) = queue.as_mut()
+                && batch.len() < MAX_BATCH
+            {
+                let Ok(next) = queue.try_recv() else { break };
+                // A game's second append waits for the next batch: it expects the first's
+                // version, which a statement cannot see from its own snapshot.
+                if rows + next.0.bodies.len() > MAX_APPEND || games.contains(&next.0.game) {
+                    carried = Some(next);
+                    break;
+                }
+                rows += next.0.bodies.len();
+                games.insert(next.0.game.clone());
+                batch.push(next);
+            }
+        }
+        commit_batch(&pool, batch).await;
     }
+}
+
+/// Commits `batch` in one statement and answers each append: its new version, or `Conflict`
+/// for a game that was not at the version it expected. If another server's append raced one of
+/// them (a unique violation aborts the whole statement), each is tried again on its own.
+async fn commit_batch(pool: &PgPool, batch: Vec<(Pending, Reply)>) {
+    let mut games = Vec::new();
+    let mut versions = Vec::new();
+    let mut bodies = Vec::new();
+    let mut requests = Vec::new();
+    let mut expected = Vec::new();
+    let mut heads = Vec::new();
+    for (pending, _) in &batch {
+        let base = i64::try_from(pending.expected).unwrap_or(i64::MAX);
+        heads.push(pending.game.as_str());
+        expected.push(base);
+        for (i, body) in pending.bodies.iter().enumerate() {
+            games.push(pending.game.as_str());
+            versions.push(base.saturating_add(i as i64 + 1));
+            bodies.push(body.as_str());
+            requests.push(pending.request.as_deref());
+        }
+    }
+    // Each game's events go in only if it is at the version its append expects; every game
+    // appended gets a NOTIFY, sent when the statement commits.
+    let inserted: Result<Vec<(String, i64)>, sqlx::Error> = sqlx::query_as(
+        "WITH ok AS (
+             SELECT a.g FROM UNNEST($5::TEXT[], $6::BIGINT[]) AS a (g, e)
+             WHERE (SELECT COALESCE(MAX(version), 0) FROM unoflip_events WHERE game = a.g) = a.e
+         ),
+         ins AS (
+             INSERT INTO unoflip_events (game, version, body, pos, request)
+             SELECT t.g, t.v, t.b, (pg_current_xact_id()::TEXT::BIGINT << 16) + t.i - 1, t.r
+             FROM UNNEST($1::TEXT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[])
+                  WITH ORDINALITY AS t (g, v, b, r, i)
+             WHERE t.g IN (SELECT g FROM ok)
+             RETURNING game, version
+         ),
+         done AS (SELECT game, MAX(version) AS version FROM ins GROUP BY game)
+         SELECT done.game, done.version FROM done
+         CROSS JOIN LATERAL (
+             SELECT pg_notify('unoflip_events', done.version::TEXT || ' ' || done.game)
+         ) AS notified",
+    )
+    .bind(&games)
+    .bind(&versions)
+    .bind(&bodies)
+    .bind(&requests)
+    .bind(&heads)
+    .bind(&expected)
+    .fetch_all(pool)
+    .await;
+    match inserted {
+        Ok(rows) => {
+            let done: HashMap<String, i64> = rows.into_iter().collect();
+            for (pending, reply) in batch {
+                let new_version = pending.expected + pending.bodies.len() as u64;
+                let outcome = match done.get(&pending.game) {
+                    Some(&v) if u64::try_from(v).ok() == Some(new_version) => Ok(new_version),
+                    _ => match current(pool, &pending.game).await {
+                        Ok(actual) => Err(StoreError::Conflict {
+                            game: pending.game,
+                            expected: pending.expected,
+                            actual,
+                        }),
+                        Err(e) => Err(e),
+                    },
+                };
+                let _ = reply.send(outcome);
+            }
+        }
+        Err(e) if is_unique_violation(&e) => {
+            for (pending, reply) in batch {
+                let _ = reply.send(append_one(pool, &pending).await);
+            }
+        }
+        Err(e) => {
+            let error = unavailable(e);
+            for (_, reply) in batch {
+                let _ = reply.send(Err(error.clone()));
+            }
+        }
+    }
+}
+
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|c| c == UNIQUE_VIOLATION)
+}
+
+/// Appends one game's events in a statement of their own, with its NOTIFY.
+async fn append_one(pool: &PgPool, pending: &Pending) -> Result<u64, StoreError> {
+    let game = pending.game.as_str();
+    let expected = pending.expected;
+    let versions: Vec<i64> = (1..=pending.bodies.len() as u64)
+        .map(|i| i64::try_from(expected + i).unwrap_or(i64::MAX))
+        .collect();
+    let expected_sql = i64::try_from(expected).map_err(unavailable)?;
+    // One statement: it inserts only if the game is at the expected version, and the unique key
+    // on (game, version) stops a writer racing for the same number.
+    let inserted = sqlx::query(
+        "INSERT INTO unoflip_events (game, version, body, pos, request)
+         SELECT $1, v, b, (pg_current_xact_id()::TEXT::BIGINT << 16) + (v - $4 - 1), $5
+         FROM UNNEST($2::BIGINT[], $3::TEXT[]) AS t (v, b)
+         WHERE (SELECT COALESCE(MAX(version), 0) FROM unoflip_events WHERE game = $1) = $4",
+    )
+    .bind(game)
+    .bind(&versions)
+    .bind(&pending.bodies)
+    .bind(expected_sql)
+    .bind(pending.request.as_deref())
+    .execute(pool)
+    .await;
+    let conflict = match inserted {
+        Ok(done) => done.rows_affected() != pending.bodies.len() as u64,
+        Err(e) if is_unique_violation(&e) => true,
+        Err(e) => return Err(unavailable(e)),
+    };
+    if conflict {
+        return Err(StoreError::Conflict {
+            game: game.to_owned(),
+            expected,
+            actual: current(pool, game).await?,
+        });
+    }
+    let new_version = expected + pending.bodies.len() as u64;
+    let note = Change::Appended {
+        game: game.to_owned(),
+        version: new_version,
+    }
+    .to_note();
+    // The events are committed: a wake-up that cannot be sent must not turn the append into a
+    // failure. Other servers catch up at their next read or reconnect.
+    if let Err(error) = sqlx::query("SELECT pg_notify('unoflip_events', $1)")
+        .bind(&note)
+        .execute(pool)
+        .await
+    {
+        tracing::warn!(%game, %error, "NOTIFY failed after an append");
+    }
+    Ok(new_version)
 }
 
 impl EventStore for PostgresStore {
@@ -181,61 +401,29 @@ impl EventStore for PostgresStore {
                     events.len()
                 )));
             }
-            let versions: Vec<i64> = (1..=events.len() as u64)
-                .map(|i| i64::try_from(expected + i).unwrap_or(i64::MAX))
-                .collect();
-            let bodies: Vec<String> = events.iter().map(encode).collect();
-            let expected_sql = i64::try_from(expected).map_err(unavailable)?;
-            // One statement: it inserts only if the game is at the expected version, and the
-            // unique key on (game, version) stops a writer racing for the same number.
-            let inserted = sqlx::query(
-                "INSERT INTO unoflip_events (game, version, body, pos, request)
-                 SELECT $1, v, b, (pg_current_xact_id()::TEXT::BIGINT << 16) + (v - $4 - 1), $5
-                 FROM UNNEST($2::BIGINT[], $3::TEXT[]) AS t (v, b)
-                 WHERE (SELECT COALESCE(MAX(version), 0) FROM unoflip_events WHERE game = $1) = $4",
-            )
-            .bind(game)
-            .bind(&versions)
-            .bind(&bodies)
-            .bind(expected_sql)
-            .bind(request)
-            .execute(&self.pool)
-            .await;
-            let conflict = match inserted {
-                Ok(done) => done.rows_affected() != events.len() as u64,
-                Err(e)
-                    if e.as_database_error()
-                        .and_then(|d| d.code())
-                        .is_some_and(|c| c == UNIQUE_VIOLATION) =>
-                {
-                    true
-                }
-                Err(e) => return Err(unavailable(e)),
+            let pending = Pending {
+                game: game.to_owned(),
+                expected,
+                bodies: events.iter().map(encode).collect(),
+                request: request.map(str::to_owned),
             };
-            if conflict {
-                return Err(StoreError::Conflict {
-                    game: game.to_owned(),
-                    expected,
-                    actual: self.current(game).await?,
-                });
-            }
-            let new_version = expected + events.len() as u64;
-            let change = Change::Appended {
+            let new_version = if events.is_empty() {
+                append_one(&self.pool, &pending).await?
+            } else {
+                let (reply, answer) = oneshot::channel();
+                self.appends
+                    .send((pending, reply))
+                    .await
+                    .map_err(|_| unavailable("the store's writers stopped"))?;
+                answer
+                    .await
+                    .map_err(|_| unavailable("the store's writers stopped"))??
+            };
+            // This process's own waiters are woken at once, whatever LISTEN is doing.
+            let _ = self.changes.send(Change::Appended {
                 game: game.to_owned(),
                 version: new_version,
-            };
-            let note = change.to_note();
-            // The events are committed: a wake-up that cannot be sent must not turn the append
-            // into a failure. Other servers catch up at their next read or reconnect.
-            if let Err(error) = sqlx::query("SELECT pg_notify('unoflip_events', $1)")
-                .bind(&note)
-                .execute(&self.pool)
-                .await
-            {
-                tracing::warn!(%game, %error, "NOTIFY failed after an append");
-            }
-            // This process's own waiters are woken at once, whatever LISTEN is doing.
-            let _ = self.changes.send(change);
+            });
             Ok(new_version)
         })
     }
