@@ -415,8 +415,15 @@ impl Table {
             say("Bye. Your seat waits for you (a bot plays it only if you leave).\n");
             return true;
         }
-        if self.held.take().is_some() {
-            // Enter after a round's result: back to the table.
+        if self.held.is_some() {
+            if line.is_empty() {
+                // Enter after a round's result: back to the table.
+                self.held = None;
+                self.status.clear();
+            } else {
+                // A move typed before the round ended is not the Enter the result waits for.
+                self.status = "the round is over: press Enter for the next round".into();
+            }
             self.render();
             return false;
         }
