@@ -18,6 +18,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        .compile_fds(fds.clone())?;
+    // For the load benchmark's bare transport baseline: a server trait whose methods answer
+    // UNIMPLEMENTED unless implemented, so the baseline implements only what its clients call.
+    let stubbed = out.join("stubbed");
+    std::fs::create_dir_all(&stubbed)?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .generate_default_stubs(true)
+        .out_dir(stubbed)
         .compile_fds(fds)?;
     Ok(())
 }

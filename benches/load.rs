@@ -3,22 +3,37 @@
 //! choosing among the legal actions it lists, preferring to play a card, with
 //! `expected_version`).
 //!
-//! Reports acknowledged actions per second, the latency from an action's acknowledgement to its
-//! last event reaching every subscriber of the game (p50, p99), and the server's peak memory.
+//! One run measures, one after the other on the same machine, every store in `LOAD_STORES`
+//! (default `transport,memory,sqlite,postgres`) at every rate in `LOAD_RATES` (actions per
+//! second across all games, default `0,12000`; 0 for as fast as the machine goes), and prints a
+//! table with each store's ratio to the memory store at the same rate:
+//! - acknowledged actions per second;
+//! - the latency from an action's acknowledgement to its last event reaching every subscriber
+//!   of the game (p50, p99);
+//! - the server's CPU time per acknowledged action and its peak memory.
 //!
-//! Submissions are paced to `LOAD_RATE` actions per second across all games (default 12000; 0
-//! for as fast as the machine goes), so that latency is measured at a given throughput rather
-//! than in a saturated queue.
+//! `transport` is the baseline: the same clients against a bare tonic service (this benchmark's
+//! own binary, started again as a server) that keeps no game and no store; it acknowledges each
+//! action and sends its four subscribers an event each and the next seat a prompt, which is what
+//! gRPC itself costs here. `postgres` uses `UNOFLIP_TEST_POSTGRES` (default the local server) and
+//! is skipped, saying so, when no server answers there.
 //!
-//! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4; `LOAD_STORE`,
-//! the server's `--store`, default `memory`; `sqlite` uses a fresh file).
+//! Then the memory of idle games: `LOAD_IDLE_GAMES` (default 10000) started four-seat games,
+//! every seat with an open stream, in a fresh memory-store server; it prints the server's resident
+//! memory and what each game and each stream cost (`LOAD_IDLE_GAMES=0` skips it).
+//!
+//! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4;
+//! `LOAD_SERVER_BIN`, another `unoflip` binary to measure, such as a build from before a change).
 //!
 //! `LOAD_PUBLISH=1` also starts a `nats-server` of its own (`UNOFLIP_NATS_SERVER`, else
-//! `nats-server` on the PATH) and the server with `--publish`: a plain NATS subscription times
+//! `nats-server` on the PATH) and the servers with `--publish`: a plain NATS subscription times
 //! each event's arrival on the broker, and the report adds the lag from an action's
 //! acknowledgement to its last event reaching NATS (p50, p99), and how many never came.
 
+mod common;
+
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +46,10 @@ use unoflip::proto as pb;
 use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
 
 type Client = UnoFlipServiceClient<Channel>;
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Set (to a port) when this binary is started again as the transport baseline's server.
+const ECHO_PORT: &str = "LOAD_ECHO_PORT";
 
 fn authed<T>(message: T, token: &str) -> Request<T> {
     let mut request = Request::new(message);
@@ -54,33 +73,295 @@ fn env(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn list(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_owned())
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// What one configuration measured.
+struct Report {
+    store: String,
+    rate: usize,
+    actions: u64,
+    seconds: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    peak: String,
+    cpu_us_per_action: f64,
+}
+
+impl Report {
+    fn per_second(&self) -> f64 {
+        self.actions as f64 / self.seconds
+    }
+}
+
+fn main() -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if let Ok(port) = std::env::var(ECHO_PORT) {
+        return runtime.block_on(echo::serve(port.parse()?));
+    }
+    runtime.block_on(run())
+}
+
+async fn run() -> Result<(), Error> {
     let games = env("LOAD_GAMES", 1000);
     let seats = env("LOAD_SEATS", 4);
-    let rate = env("LOAD_RATE", 12_000);
-    // Each submission takes the next slot of a global schedule.
-    let interval_ns = if rate == 0 {
-        0
-    } else {
-        1_000_000_000 / rate as u64
-    };
-    let next_slot = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-        l.local_addr()?.port()
-    };
-    let store = match std::env::var("LOAD_STORE").as_deref() {
-        Ok("sqlite") => {
-            let dir = std::env::temp_dir().join(format!("unoflip-load-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            format!("sqlite:{}", dir.join("load.sqlite3").display())
+    let rates: Vec<usize> = list("LOAD_RATES", "0,12000")
+        .iter()
+        .filter_map(|r| r.parse().ok())
+        .collect();
+    let stores = list("LOAD_STORES", "transport,memory,sqlite,postgres");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load: {games} games x {seats} seats per run; stores {stores:?} at {rates:?} actions/s \
+         (0: unpaced); load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut reports = Vec::new();
+    for &rate in &rates {
+        for store in &stores {
+            match measure(store, rate, games, seats).await {
+                Ok(Some(report)) => reports.push(report),
+                Ok(None) => {}
+                Err(e) => println!("{store} at {rate}/s failed: {e}"),
+            }
         }
-        Ok(other) if !other.is_empty() => other.to_owned(),
-        _ => "memory".to_owned(),
+    }
+    println!();
+    println!(
+        "| store | paced at | actions/s | x memory | p50 ms | p99 ms | p99 x memory | server CPU us/action | x memory | server peak |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for r in &reports {
+        let memory = reports
+            .iter()
+            .find(|m| m.store == "memory" && m.rate == r.rate);
+        let ratio = |f: &dyn Fn(&Report) -> f64| {
+            memory
+                .map(|m| format!("{:.2}", f(r) / f(m)))
+                .unwrap_or_else(|| "-".into())
+        };
+        println!(
+            "| {} | {} | {:.0} | {} | {:.2} | {:.2} | {} | {:.0} | {} | {} |",
+            r.store,
+            if r.rate == 0 {
+                "unpaced".to_owned()
+            } else {
+                format!("{}/s", r.rate)
+            },
+            r.per_second(),
+            ratio(&|r| r.per_second()),
+            r.p50_ms,
+            r.p99_ms,
+            ratio(&|r| r.p99_ms),
+            r.cpu_us_per_action,
+            ratio(&|r| r.cpu_us_per_action),
+            r.peak,
+        );
+    }
+    let idle = env("LOAD_IDLE_GAMES", 10_000);
+    if idle > 0 {
+        println!();
+        idle_memory(idle, seats).await?;
+    }
+    Ok(())
+}
+
+/// The server a measurement runs against, and how to reach it.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+    cleanup: Option<std::path::PathBuf>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(dir) = &self.cleanup {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn free_port() -> Result<u16, Error> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Starts the server for `store` (`transport`, `memory`, `sqlite`, `postgres` or a store URL).
+fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
+    let port = free_port()?;
+    if store == "transport" {
+        let child = std::process::Command::new(std::env::current_exe()?)
+            .env(ECHO_PORT, port.to_string())
+            .spawn()?;
+        return Ok(Server {
+            child,
+            port,
+            cleanup: None,
+        });
+    }
+    let mut cleanup = None;
+    let url = match store {
+        "sqlite" => {
+            let dir =
+                std::env::temp_dir().join(format!("unoflip-load-{}-{}", std::process::id(), port));
+            std::fs::create_dir_all(&dir)?;
+            let url = format!("sqlite:{}", dir.join("load.sqlite3").display());
+            cleanup = Some(dir);
+            url
+        }
+        "postgres" => std::env::var("UNOFLIP_TEST_POSTGRES")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned()),
+        other => other.to_owned(),
     };
+    // LOAD_SERVER_BIN: another build of the server (to compare before and after a change).
+    let binary =
+        std::env::var("LOAD_SERVER_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_unoflip").into());
+    let child = std::process::Command::new(binary)
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--max-games",
+            "1000000",
+            "--max-games-per-client",
+            "1000000",
+            // Many clients' streams over few connections.
+            "--max-streams-per-connection",
+            "1000000",
+            // Every player comes from this one address.
+            "--rate-limit",
+            "0",
+            "--join-rate-limit",
+            "0",
+            "--store",
+            &url,
+        ])
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .spawn()?;
+    Ok(Server {
+        child,
+        port,
+        cleanup,
+    })
+}
+
+/// `n` connections to the server, once it listens; `None` if it exited first.
+async fn connect(server: &mut Server, n: usize) -> Result<Option<Vec<Channel>>, Error> {
+    let endpoint = Channel::from_shared(format!("http://127.0.0.1:{}", server.port))?;
+    let mut channels = Vec::new();
+    for _ in 0..n {
+        let mut tries = 0;
+        let channel = loop {
+            match endpoint.connect().await {
+                Ok(c) => break c,
+                Err(_) if server.child.try_wait()?.is_some() => return Ok(None),
+                Err(e) if tries >= 100 => return Err(e.into()),
+                Err(_) => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        };
+        channels.push(channel);
+    }
+    Ok(Some(channels))
+}
+
+/// CPU seconds (user and system) process `pid` has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second).
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
+        .sum();
+    ticks as f64 / 100.0
+}
+
+fn peak_memory(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Creates `games` games of `seats` seats and joins every seat: names and seat tokens.
+async fn set_up(
+    channels: &[Channel],
+    games: usize,
+    seats: usize,
+) -> Result<Vec<(String, Vec<String>)>, Error> {
+    let mut tasks = Vec::new();
+    let per = games.div_ceil(channels.len());
+    for (c, channel) in channels.iter().enumerate() {
+        let mut client = Client::new(channel.clone());
+        let count = per.min(games.saturating_sub(c * per));
+        tasks.push(tokio::spawn(async move {
+            let mut tables = Vec::new();
+            for _ in 0..count {
+                let game = client
+                    .create_game(pb::CreateGameRequest {
+                        options: Some(pb::GameOptions {
+                            seats: seats as u32,
+                            single_round: true,
+                            ..Default::default()
+                        }),
+                    })
+                    .await?
+                    .into_inner()
+                    .game
+                    .ok_or("no game")?;
+                let mut tokens = Vec::new();
+                for seat in 0..seats {
+                    let joined = client
+                        .join_game(pb::JoinGameRequest {
+                            game: game.name.clone(),
+                            seat: Some(seat as u32),
+                            player_name: String::new(),
+                            player: String::new(),
+                        })
+                        .await?
+                        .into_inner();
+                    tokens.push(joined.seat_token);
+                }
+                tables.push((game.name, tokens));
+            }
+            Ok::<_, Error>(tables)
+        }));
+    }
+    let mut tables = Vec::new();
+    for task in tasks {
+        tables.extend(task.await??);
+    }
+    Ok(tables)
+}
+
+/// One store at one rate: `None` when its server would not start (a missing PostgreSQL).
+async fn measure(
+    store: &str,
+    rate: usize,
+    games: usize,
+    seats: usize,
+) -> Result<Option<Report>, Error> {
     // With LOAD_PUBLISH: a broker of our own, and a subscription timing each event's arrival.
-    let nats = if env("LOAD_PUBLISH", 0) == 1 {
+    let nats = if env("LOAD_PUBLISH", 0) == 1 && store != "transport" {
         Some(start_nats().await?)
     } else {
         None
@@ -114,82 +395,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some((_, url, _)) => vec!["--publish".into(), url.clone()],
         None => Vec::new(),
     };
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_unoflip"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--max-games",
-            "1000000",
-            "--max-games-per-client",
-            "1000000",
-            // Many clients' streams over 16 connections.
-            "--max-streams-per-connection",
-            "1000000",
-            // Every player comes from this one address.
-            "--rate-limit",
-            "0",
-            "--join-rate-limit",
-            "0",
-            "--store",
-            &store,
-        ])
-        .args(&publish_flags)
-        .env("RUST_LOG", "warn")
-        .spawn()?;
-    let pid = server.id();
-    let mut channels = Vec::new();
-    for _ in 0..16 {
-        let endpoint = Channel::from_shared(format!("http://127.0.0.1:{port}"))?;
-        let mut tries = 0;
-        let channel = loop {
-            match endpoint.connect().await {
-                Ok(c) => break c,
-                Err(e) if tries < 50 => {
-                    tries += 1;
-                    let _ = e;
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        };
-        channels.push(channel);
-    }
-    println!(
-        "load: {games} games x {seats} seats, paced to {rate} actions/s (0: unpaced), store {store}, against pid {pid} on port {port}"
-    );
-    // Lobby: create, join, subscribe, start.
-    let mut tables = Vec::new();
-    for g in 0..games {
-        let mut client = Client::new(channels[g % channels.len()].clone());
-        let options = pb::GameOptions {
-            seats: seats as u32,
-            single_round: true,
-            ..Default::default()
-        };
-        let game = client
-            .create_game(pb::CreateGameRequest {
-                options: Some(options),
-            })
-            .await?
-            .into_inner()
-            .game
-            .ok_or("no game")?;
-        let mut tokens = Vec::new();
-        for seat in 0..seats {
-            let joined = client
-                .join_game(pb::JoinGameRequest {
-                    game: game.name.clone(),
-                    seat: Some(seat as u32),
-                    player_name: String::new(),
-                    player: String::new(),
-                })
-                .await?
-                .into_inner();
-            tokens.push(joined.seat_token);
-        }
-        tables.push((game.name, tokens));
-    }
+    let mut server = start(store, &publish_flags)?;
+    let pid = server.child.id();
+    let Some(channels) = connect(&mut server, 16).await? else {
+        println!("{store}: SKIPPED, its server did not start (is the store there?)");
+        return Ok(None);
+    };
+    // Each submission takes the next slot of a global schedule.
+    let interval_ns = if rate == 0 {
+        0
+    } else {
+        1_000_000_000 / rate as u64
+    };
+    let next_slot = Arc::new(AtomicU64::new(0));
+    let tables = set_up(&channels, games, seats).await?;
     let timings = Arc::new(Mutex::new(Timings::default()));
     let mut tasks = Vec::new();
     let mut streams = Vec::new();
@@ -210,6 +429,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             streams.push((g, seat, name.clone(), token.clone(), client, stream));
         }
     }
+    let cpu_before = cpu_seconds(pid);
     let start = Instant::now();
     for (g, (name, tokens)) in tables.iter().enumerate() {
         let mut client = Client::new(channels[g % channels.len()].clone());
@@ -222,7 +442,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // The schedule starts once every game is dealt, so no backlog of slots bursts out at once.
     let paced_from = Instant::now();
-    let actions = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let actions = Arc::new(AtomicU64::new(0));
     for (g, seat, name, token, mut client, mut stream) in streams {
         let timings = timings.clone();
         let actions = actions.clone();
@@ -264,8 +484,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     legal[rng.random_range(0..legal.len())].clone()
                 };
                 if interval_ns > 0 {
-                    let slot =
-                        next_slot.fetch_add(interval_ns, std::sync::atomic::Ordering::Relaxed);
+                    let slot = next_slot.fetch_add(interval_ns, Ordering::Relaxed);
                     tokio::time::sleep_until((paced_from + Duration::from_nanos(slot)).into())
                         .await;
                 }
@@ -282,7 +501,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .await;
                 if let Ok(answer) = answer {
                     let acked = Instant::now();
-                    actions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    actions.fetch_add(1, Ordering::Relaxed);
                     if let Ok(mut t) = timings.lock() {
                         t.acks.push((g, answer.into_inner().version, acked));
                     }
@@ -294,20 +513,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let _ = task.await;
     }
     let elapsed = start.elapsed();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let peak = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM"))
-        .unwrap_or("VmHWM: unknown")
-        .to_owned();
-    // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second).
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
-    let ticks: u64 = [11, 12]
-        .iter()
-        .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
-        .sum();
-    let server_cpu = ticks as f64 / 100.0;
+    let peak = peak_memory(pid);
+    let server_cpu = cpu_seconds(pid) - cpu_before;
     // The broker's lag: from each acknowledgement to its last event on NATS (waiting up to 60 s
     // for the publisher to finish).
     let broker_lag = if nats.is_some() {
@@ -344,8 +551,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         None
     };
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     if let Some((mut broker, _, dir)) = nats {
         let _ = broker.kill();
         let _ = broker.wait();
@@ -370,17 +576,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .get(((latencies.len() as f64 - 1.0) * p).round() as usize)
             .copied()
             .unwrap_or_default()
+            .as_secs_f64()
+            * 1000.0
     };
-    let n = actions.load(std::sync::atomic::Ordering::Relaxed);
+    let n = actions.load(Ordering::Relaxed);
+    let report = Report {
+        store: store.to_owned(),
+        rate,
+        actions: n,
+        seconds: elapsed.as_secs_f64(),
+        p50_ms: pct(0.5),
+        p99_ms: pct(0.99),
+        peak,
+        cpu_us_per_action: server_cpu * 1e6 / n.max(1) as f64,
+    };
     println!(
-        "{n} actions in {:.2} s: {:.0} actions/s; ack -> every subscriber: p50 {:.2} ms, p99 {:.2} ms ({} samples); server peak memory {}, server CPU {:.2} s",
-        elapsed.as_secs_f64(),
-        n as f64 / elapsed.as_secs_f64(),
-        pct(0.5).as_secs_f64() * 1000.0,
-        pct(0.99).as_secs_f64() * 1000.0,
+        "{store} at {}: {n} actions in {:.2} s: {:.0} actions/s; ack -> every subscriber: p50 {:.2} ms, p99 {:.2} ms ({} samples); server peak memory {}, server CPU {:.2} s ({:.0} us/action)",
+        if rate == 0 {
+            "unpaced".to_owned()
+        } else {
+            format!("{rate}/s")
+        },
+        report.seconds,
+        report.per_second(),
+        report.p50_ms,
+        report.p99_ms,
         latencies.len(),
-        peak.trim_start_matches("VmHWM:").trim(),
-        server_cpu
+        report.peak,
+        server_cpu,
+        report.cpu_us_per_action,
     );
     if let Some((lags, wanted)) = broker_lag {
         let at = |p: f64| {
@@ -398,18 +622,81 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             wanted - lags.len()
         );
     }
+    Ok(Some(report))
+}
+
+/// `games` started games of `seats` seats, every seat's stream open, in a fresh memory-store
+/// server: its resident memory empty, with the games, and with the streams.
+async fn idle_memory(games: usize, seats: usize) -> Result<(), Error> {
+    let mut server = start("memory", &[])?;
+    let pid = server.child.id();
+    let channels = connect(&mut server, 64)
+        .await?
+        .ok_or("the memory-store server did not start")?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let empty = common::rss_kib(pid);
+    let tables = set_up(&channels, games, seats).await?;
+    let mut tasks = Vec::new();
+    for (c, chunk) in tables.chunks(games.div_ceil(channels.len())).enumerate() {
+        let mut client = Client::new(channels[c].clone());
+        let chunk = chunk.to_vec();
+        tasks.push(tokio::spawn(async move {
+            for (name, tokens) in chunk {
+                client
+                    .start_game(authed(pb::StartGameRequest { game: name }, &tokens[0]))
+                    .await?;
+            }
+            Ok::<_, Error>(())
+        }));
+    }
+    for task in tasks {
+        task.await??;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let with_games = common::rss_kib(pid);
+    // Every seat's stream, each read up to its first prompt or event so it is surely open.
+    let mut streams = Vec::new();
+    for (g, (name, tokens)) in tables.iter().enumerate() {
+        for (seat, token) in tokens.iter().enumerate() {
+            let mut client = Client::new(channels[(g * seats + seat) % channels.len()].clone());
+            let mut stream = client
+                .subscribe(authed(
+                    pb::SubscribeRequest {
+                        game: name.clone(),
+                        after_version: 0,
+                        include_view: false,
+                    },
+                    token,
+                ))
+                .await?
+                .into_inner();
+            stream.message().await?.ok_or("a stream ended")?;
+            streams.push(stream);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let with_streams = common::rss_kib(pid);
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "idle memory: server RSS {:.1} MiB empty, {:.1} MiB with {games} started games ({:.2} KiB per game), {:.1} MiB with {} open streams ({:.2} KiB per stream)",
+        mib(empty),
+        mib(with_games),
+        with_games.saturating_sub(empty) as f64 / games as f64,
+        mib(with_streams),
+        streams.len(),
+        with_streams.saturating_sub(with_games) as f64 / streams.len().max(1) as f64,
+    );
+    drop(streams);
+    drop(server);
     Ok(())
 }
 
 /// A `nats-server` with JetStream on a free port and a fresh directory: the process, its URL and
 /// the directory.
-async fn start_nats()
--> Result<(std::process::Child, String, std::path::PathBuf), Box<dyn std::error::Error>> {
+async fn start_nats() -> Result<(std::process::Child, String, std::path::PathBuf), Error> {
     let binary = std::env::var("UNOFLIP_NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let dir = std::env::temp_dir().join(format!("unoflip-load-nats-{}", std::process::id()));
+    let port = free_port()?;
+    let dir = std::env::temp_dir().join(format!("unoflip-load-nats-{}-{port}", std::process::id()));
     let child = std::process::Command::new(&binary)
         .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
         .arg(&dir)
@@ -425,4 +712,224 @@ async fn start_nats()
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Err("nats-server did not come up".into())
+}
+
+/// The transport baseline: a bare tonic service with no game and no store. It takes the load's
+/// lobby calls, then for each action acknowledges it, sends every subscriber of the game one
+/// event and the next seat a prompt, and ends the game after `LOAD_ECHO_ACTIONS` actions
+/// (default 80, about a real single round's length).
+mod echo {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use tokio::sync::mpsc;
+    use tokio_stream::wrappers::ReceiverStream;
+    use tonic::{Request, Response, Status};
+
+    /// The service's messages and a server trait with default methods (built by `build.rs`).
+    #[allow(missing_docs, clippy::all)]
+    mod pb {
+        include!(concat!(env!("OUT_DIR"), "/stubbed/unoflip.v1.rs"));
+    }
+    use pb::uno_flip_service_server::{UnoFlipService, UnoFlipServiceServer};
+
+    type Sender = mpsc::Sender<Result<pb::SubscribeResponse, Status>>;
+
+    #[derive(Default)]
+    struct Table {
+        seats: u32,
+        version: u64,
+        turn: u32,
+        streams: HashMap<u32, Sender>,
+    }
+
+    #[derive(Clone, Default)]
+    struct Echo {
+        tables: Arc<Mutex<HashMap<String, Table>>>,
+        next: Arc<Mutex<u64>>,
+        length: u64,
+    }
+
+    fn seat_of(request: &Request<impl Sized>) -> Result<u32, Status> {
+        request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|v| v.rsplit('-').next())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| Status::unauthenticated("no seat token"))
+    }
+
+    fn prompt(version: u64) -> pb::SubscribeResponse {
+        let play = pb::Action {
+            kind: Some(pb::action::Kind::PlayCard(pb::PlayCard {
+                card: 7,
+                ..Default::default()
+            })),
+        };
+        let draw = pb::Action {
+            kind: Some(pb::action::Kind::DrawCard(pb::DrawCard {})),
+        };
+        pb::SubscribeResponse {
+            kind: Some(pb::subscribe_response::Kind::Prompt(pb::Prompt {
+                version,
+                legal_actions: vec![play, draw],
+                turn_deadline: None,
+            })),
+        }
+    }
+
+    fn event(version: u64, seat: u32, last: bool) -> pb::Event {
+        let kind = if last {
+            pb::event::Kind::MatchEnded(pb::MatchEnded {
+                winners: vec![seat],
+            })
+        } else {
+            pb::event::Kind::CardPlayed(pb::CardPlayed {
+                seat,
+                card: Some(pb::Card {
+                    id: 7,
+                    ..Default::default()
+                }),
+                color: 0,
+                uno: false,
+            })
+        };
+        pb::Event {
+            version,
+            kind: Some(kind),
+        }
+    }
+
+    #[tonic::async_trait]
+    impl UnoFlipService for Echo {
+        async fn create_game(
+            &self,
+            request: Request<pb::CreateGameRequest>,
+        ) -> Result<Response<pb::CreateGameResponse>, Status> {
+            let seats = request.into_inner().options.map(|o| o.seats).unwrap_or(4);
+            let name = {
+                let mut next = self.next.lock().map_err(|_| Status::internal("lock"))?;
+                *next += 1;
+                format!("games/{next}")
+            };
+            self.tables
+                .lock()
+                .map_err(|_| Status::internal("lock"))?
+                .insert(
+                    name.clone(),
+                    Table {
+                        seats,
+                        ..Table::default()
+                    },
+                );
+            Ok(Response::new(pb::CreateGameResponse {
+                game: Some(pb::Game {
+                    name,
+                    ..Default::default()
+                }),
+            }))
+        }
+
+        async fn join_game(
+            &self,
+            request: Request<pb::JoinGameRequest>,
+        ) -> Result<Response<pb::JoinGameResponse>, Status> {
+            let r = request.into_inner();
+            Ok(Response::new(pb::JoinGameResponse {
+                seat_token: format!("{}-{}", r.game, r.seat.unwrap_or(0)),
+                ..Default::default()
+            }))
+        }
+
+        async fn subscribe(
+            &self,
+            request: Request<pb::SubscribeRequest>,
+        ) -> Result<Response<tonic::codegen::BoxStream<pb::SubscribeResponse>>, Status> {
+            let seat = seat_of(&request)?;
+            let game = request.into_inner().game;
+            let (tx, rx) = mpsc::channel(64);
+            self.tables
+                .lock()
+                .map_err(|_| Status::internal("lock"))?
+                .get_mut(&game)
+                .ok_or_else(|| Status::not_found("no such game"))?
+                .streams
+                .insert(seat, tx);
+            Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        }
+
+        async fn start_game(
+            &self,
+            request: Request<pb::StartGameRequest>,
+        ) -> Result<Response<pb::StartGameResponse>, Status> {
+            let game = request.into_inner().game;
+            let first = {
+                let tables = self.tables.lock().map_err(|_| Status::internal("lock"))?;
+                let table = tables
+                    .get(&game)
+                    .ok_or_else(|| Status::not_found("no such game"))?;
+                table.streams.get(&0).cloned()
+            };
+            if let Some(first) = first {
+                let _ = first.send(Ok(prompt(0))).await;
+            }
+            Ok(Response::new(pb::StartGameResponse::default()))
+        }
+
+        async fn submit_action(
+            &self,
+            request: Request<pb::SubmitActionRequest>,
+        ) -> Result<Response<pb::SubmitActionResponse>, Status> {
+            let seat = seat_of(&request)?;
+            let game = request.into_inner().game;
+            let (version, last, streams, next) = {
+                let mut tables = self.tables.lock().map_err(|_| Status::internal("lock"))?;
+                let table = tables
+                    .get_mut(&game)
+                    .ok_or_else(|| Status::not_found("no such game"))?;
+                if table.turn != seat {
+                    return Err(Status::failed_precondition("not your turn"));
+                }
+                table.version += 1;
+                table.turn = (table.turn + 1) % table.seats.max(1);
+                let streams: Vec<(u32, Sender)> =
+                    table.streams.iter().map(|(s, t)| (*s, t.clone())).collect();
+                (
+                    table.version,
+                    table.version >= self.length,
+                    streams,
+                    table.turn,
+                )
+            };
+            let e = event(version, seat, last);
+            for (s, stream) in &streams {
+                let message = pb::SubscribeResponse {
+                    kind: Some(pb::subscribe_response::Kind::Event(e.clone())),
+                };
+                let _ = stream.send(Ok(message)).await;
+                if !last && *s == next {
+                    let _ = stream.send(Ok(prompt(version))).await;
+                }
+            }
+            Ok(Response::new(pb::SubmitActionResponse {
+                version,
+                events: vec![e],
+            }))
+        }
+    }
+
+    /// Serves on `port` until killed.
+    pub async fn serve(port: u16) -> Result<(), super::Error> {
+        let echo = Echo {
+            length: super::env("LOAD_ECHO_ACTIONS", 80) as u64,
+            ..Echo::default()
+        };
+        tonic::transport::Server::builder()
+            .add_service(UnoFlipServiceServer::new(echo))
+            .serve(([127, 0, 0, 1], port).into())
+            .await?;
+        Ok(())
+    }
 }
