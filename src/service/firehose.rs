@@ -12,9 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::Status;
+use tokio::sync::watch;
 
 use super::convert;
 use super::error::ServiceError;
@@ -298,7 +296,7 @@ pub(crate) fn subscribe_all(
     after: u64,
     slot: StreamSlot,
 ) -> Stream<pb::SubscribeAllResponse> {
-    let (tx, rx) = mpsc::channel(registry.config.stream_buffer.clamp(1, STREAM_BUFFER));
+    let (tx, rx) = super::stream::channel(registry.config.stream_buffer.clamp(1, STREAM_BUFFER));
     tokio::spawn(async move {
         let _slot = slot;
         let mut stopping = registry.stopping.subscribe();
@@ -309,14 +307,14 @@ pub(crate) fn subscribe_all(
             }
         }
     });
-    ReceiverStream::new(rx)
+    rx
 }
 
 /// Feeds one firehose stream until the client leaves.
 async fn firehose(
     registry: &Arc<Registry>,
     mut position: u64,
-    tx: &mpsc::Sender<Result<pb::SubscribeAllResponse, Status>>,
+    tx: &super::stream::Sender<pb::SubscribeAllResponse>,
 ) -> Option<()> {
     let send = |kind: Kind| async move {
         tx.send(Ok(pb::SubscribeAllResponse { kind: Some(kind) }))

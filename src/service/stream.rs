@@ -11,7 +11,6 @@ use std::time::SystemTime;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
 use super::registry::StreamSlot;
@@ -25,8 +24,55 @@ use super::error::ServiceError;
 use super::game::{Command, GameRef, Tail};
 use super::registry::Registry;
 
-/// A stream of messages or a status ending it.
-pub type Stream<T> = ReceiverStream<Result<T, Status>>;
+/// A stream of messages or a status ending it, fed by a [`Sender`] through a bounded channel.
+///
+/// Messages wait in the channel boxed: the channel's storage comes in blocks of 32 slots, and
+/// an idle stream keeps its block, so a slot holds a pointer rather than a whole message (a
+/// response with a view inline takes hundreds of bytes).
+pub struct Stream<T> {
+    rx: mpsc::Receiver<Result<Box<T>, Box<Status>>>,
+}
+
+impl<T> tokio_stream::Stream for Stream<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|item| item.map(|r| r.map(|m| *m).map_err(|s| *s)))
+    }
+}
+
+/// The sending end of a [`Stream`].
+pub struct Sender<T> {
+    tx: mpsc::Sender<Result<Box<T>, Box<Status>>>,
+}
+
+/// The client went away: its [`Stream`] was dropped.
+#[derive(Debug)]
+pub struct Gone;
+
+impl<T> Sender<T> {
+    /// Sends a message or the status that ends the stream, waiting while the buffer is full.
+    pub async fn send(&self, item: Result<T, Status>) -> Result<(), Gone> {
+        let item = item.map(Box::new).map_err(Box::new);
+        self.tx.send(item).await.map_err(|_| Gone)
+    }
+
+    /// Resolves once the client has gone.
+    pub async fn closed(&self) {
+        self.tx.closed().await
+    }
+}
+
+/// A stream and its sender, holding up to `buffer` messages.
+pub fn channel<T>(buffer: usize) -> (Sender<T>, Stream<T>) {
+    let (tx, rx) = mpsc::channel(buffer.max(1));
+    (Sender { tx }, Stream { rx })
+}
 
 /// A turn deadline as a wall-clock timestamp.
 pub(crate) fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_types::Timestamp> {
@@ -53,7 +99,7 @@ pub async fn subscribe(
             format!("after_version {after} is past the game's last event, {len}"),
         ));
     }
-    let (tx, rx) = mpsc::channel(registry.config.stream_buffer.max(1));
+    let (tx, rx) = channel(registry.config.stream_buffer);
     tokio::spawn(async move {
         let _slot = slot;
         let heartbeat = registry.config.heartbeat;
@@ -65,7 +111,7 @@ pub async fn subscribe(
             }
         }
     });
-    Ok(ReceiverStream::new(rx))
+    Ok(rx)
 }
 
 /// What the game's task holds after `cursor`; once the task has stopped (the game is over and
@@ -115,14 +161,17 @@ async fn game_stream(
     mut after: u64,
     include_view: bool,
     heartbeat: std::time::Duration,
-    tx: &mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
+    tx: &Sender<pb::SubscribeResponse>,
 ) -> Option<()> {
     let store = &**registry.store();
     let metrics = &registry.metrics;
-    let send = |kind: Kind| async move {
-        tx.send(Ok(pb::SubscribeResponse { kind: Some(kind) }))
-            .await
-            .ok()
+    // Boxed, like the catching up below: the heartbeat is sent from the waiting state.
+    let send = |kind: Kind| {
+        Box::pin(async move {
+            tx.send(Ok(pb::SubscribeResponse { kind: Some(kind) }))
+                .await
+                .ok()
+        })
     };
     let mut version_rx = game.version.clone();
     let mut lobby_rx = game.lobby_changes.clone();
@@ -139,101 +188,80 @@ async fn game_stream(
     loop {
         version_rx.borrow_and_update();
         lobby_rx.borrow_and_update();
-        let tail = match read_tail(game, store, cursor).await {
-            Ok(tail) => tail,
-            Err(error) => {
-                let _ = tx.send(Err(error.into())).await;
-                return None;
-            }
-        };
-        // Start from the latest snapshot when the stream needs nothing before it.
-        let mut tail = tail;
-        if replica.is_none()
-            && let Some((base, state)) = tail.base.take()
-            && (from_now || base <= after)
-        {
-            replica = Some(state);
-            cursor = base;
-            tail = match read_tail(game, store, cursor).await {
+        // Catching up runs as a boxed future of its own: its state is large and needed only
+        // while it runs, and the stream's task is left small while it waits, which is most of
+        // its life (a task's size is its largest state at any await).
+        let waiting = Box::pin(async {
+            let tail = match Box::pin(read_tail(game, store, cursor)).await {
                 Ok(tail) => tail,
                 Err(error) => {
                     let _ = tx.send(Err(error.into())).await;
                     return None;
                 }
             };
-        }
-        // Events before the snapshot the task holds come from the store.
-        let batch = match tail.events.take() {
-            Some(batch) => batch,
-            None => match store.read(&game.name, cursor).await {
-                Ok(mut events) => {
-                    events.truncate(usize::try_from(tail.version - cursor).unwrap_or(usize::MAX));
-                    events
-                }
-                Err(error) => {
-                    let _ = tx.send(Err(ServiceError::store(&error).into())).await;
-                    return None;
-                }
-            },
-        };
-        let fresh = !batch.is_empty();
-        let waiting = replica.is_none() && tail.version == 0;
-        if waiting && !task_gone {
-            match game.ask(|reply| Command::Describe { reply }).await {
-                Ok(info) => {
-                    let lobby = convert::game(&info);
-                    if lobby_sent.as_ref() != Some(&lobby) {
-                        lobby_sent = Some(lobby.clone());
-                        send(Kind::Lobby(lobby)).await?;
+            // Start from the latest snapshot when the stream needs nothing before it.
+            let mut tail = tail;
+            if replica.is_none()
+                && let Some((base, state)) = tail.base.take()
+                && (from_now || base <= after)
+            {
+                replica = Some(state);
+                cursor = base;
+                tail = match Box::pin(read_tail(game, store, cursor)).await {
+                    Ok(tail) => tail,
+                    Err(error) => {
+                        let _ = tx.send(Err(error.into())).await;
+                        return None;
+                    }
+                };
+            }
+            // Events before the snapshot the task holds come from the store.
+            let batch = match tail.events.take() {
+                Some(batch) => batch,
+                None => match Box::pin(store.read(&game.name, cursor)).await {
+                    Ok(mut events) => {
+                        events
+                            .truncate(usize::try_from(tail.version - cursor).unwrap_or(usize::MAX));
+                        events
+                    }
+                    Err(error) => {
+                        let _ = tx.send(Err(ServiceError::store(&error).into())).await;
+                        return None;
+                    }
+                },
+            };
+            let fresh = !batch.is_empty();
+            let waiting = replica.is_none() && tail.version == 0;
+            if waiting && !task_gone {
+                match Box::pin(game.ask(|reply| Command::Describe { reply })).await {
+                    Ok(info) => {
+                        let lobby = convert::game(&info);
+                        if lobby_sent.as_ref() != Some(&lobby) {
+                            lobby_sent = Some(lobby.clone());
+                            send(Kind::Lobby(lobby)).await?;
+                        }
+                    }
+                    Err(ServiceError::Stopping) => task_gone = true,
+                    Err(error) => {
+                        let _ = tx.send(Err(error.into())).await;
+                        return None;
                     }
                 }
-                Err(ServiceError::Stopping) => task_gone = true,
-                Err(error) => {
-                    let _ = tx.send(Err(error.into())).await;
-                    return None;
-                }
             }
-        }
-        if fresh {
-            metrics.observe_lag(batch.len());
-        }
-        // A log with no game (an expired lobby's) has no view to start from: its events are sent.
-        let lobby_only = replica.is_none() && batch.iter().all(|e| project_lobby(e).is_some());
-        if from_now && view_due && !lobby_only {
-            after = cursor + batch.len() as u64;
-        }
-        // The view, when the stream starts exactly at the snapshot it holds.
-        if view_due
-            && cursor == after
-            && (!from_now || batch.is_empty())
-            && let Some(state) = replica.as_ref()
-        {
-            view_due = false;
-            send(Kind::View(convert::view(
-                &game.name,
-                &state.view(viewer),
-                None,
-            )))
-            .await?;
-        }
-        for event in batch {
-            cursor += 1;
-            match replica.as_mut() {
-                Some(state) => state.apply(&event),
-                None => replica = Game::replay([&event]).ok(),
+            if fresh {
+                metrics.observe_lag(batch.len());
             }
-            let Some(state) = replica.as_ref() else {
-                if let (true, Some(seen)) = (cursor > after, project_lobby(&event)) {
-                    send(Kind::Event(convert::event(
-                        cursor,
-                        &seen,
-                        Some(&tail.lobby),
-                    )))
-                    .await?;
-                }
-                continue;
-            };
-            if cursor == after && view_due {
+            // A log with no game (an expired lobby's) has no view to start from: its events are sent.
+            let lobby_only = replica.is_none() && batch.iter().all(|e| project_lobby(e).is_some());
+            if from_now && view_due && !lobby_only {
+                after = cursor + batch.len() as u64;
+            }
+            // The view, when the stream starts exactly at the snapshot it holds.
+            if view_due
+                && cursor == after
+                && (!from_now || batch.is_empty())
+                && let Some(state) = replica.as_ref()
+            {
                 view_due = false;
                 send(Kind::View(convert::view(
                     &game.name,
@@ -242,30 +270,59 @@ async fn game_stream(
                 )))
                 .await?;
             }
-            if cursor > after {
-                let seen =
-                    convert::event(cursor, &project(state, &event, viewer), Some(&tail.lobby));
-                send(Kind::Event(seen)).await?;
-            }
-        }
-        // A prompt after new events, and once when the stream starts (a client resuming at the
-        // current version learns that it may act).
-        let prompt_due = (fresh || !caught_up) && cursor >= after;
-        if let (true, Viewer::Seat(seat), Some(state)) = (prompt_due, viewer, &replica) {
-            let legal = state.legal_actions(seat);
-            if !legal.is_empty() {
-                let prompt = pb::Prompt {
-                    version: cursor,
-                    legal_actions: legal.into_iter().map(convert::action).collect(),
-                    turn_deadline: deadline_timestamp(tail.deadline),
+            for event in batch {
+                cursor += 1;
+                match replica.as_mut() {
+                    Some(state) => state.apply(&event),
+                    None => replica = Game::replay([&event]).ok(),
+                }
+                let Some(state) = replica.as_ref() else {
+                    if let (true, Some(seen)) = (cursor > after, project_lobby(&event)) {
+                        send(Kind::Event(convert::event(
+                            cursor,
+                            &seen,
+                            Some(&tail.lobby),
+                        )))
+                        .await?;
+                    }
+                    continue;
                 };
-                send(Kind::Prompt(prompt)).await?;
+                if cursor == after && view_due {
+                    view_due = false;
+                    send(Kind::View(convert::view(
+                        &game.name,
+                        &state.view(viewer),
+                        None,
+                    )))
+                    .await?;
+                }
+                if cursor > after {
+                    let seen =
+                        convert::event(cursor, &project(state, &event, viewer), Some(&tail.lobby));
+                    send(Kind::Event(seen)).await?;
+                }
             }
-        }
-        if !caught_up && cursor >= after && (lobby_only && fresh || !(view_due && from_now)) {
-            caught_up = true;
-            send(Kind::CaughtUp(pb::CaughtUp { version: cursor })).await?;
-        }
+            // A prompt after new events, and once when the stream starts (a client resuming at the
+            // current version learns that it may act).
+            let prompt_due = (fresh || !caught_up) && cursor >= after;
+            if let (true, Viewer::Seat(seat), Some(state)) = (prompt_due, viewer, &replica) {
+                let legal = state.legal_actions(seat);
+                if !legal.is_empty() {
+                    let prompt = pb::Prompt {
+                        version: cursor,
+                        legal_actions: legal.into_iter().map(convert::action).collect(),
+                        turn_deadline: deadline_timestamp(tail.deadline),
+                    };
+                    send(Kind::Prompt(prompt)).await?;
+                }
+            }
+            if !caught_up && cursor >= after && (lobby_only && fresh || !(view_due && from_now)) {
+                caught_up = true;
+                send(Kind::CaughtUp(pb::CaughtUp { version: cursor })).await?;
+            }
+            Some(waiting)
+        })
+        .await?;
         if task_gone {
             // The game is over and out of memory; everything was sent.
             return Some(());
@@ -298,7 +355,7 @@ pub(crate) fn find_match(
     slot: StreamSlot,
 ) -> Stream<pb::FindMatchResponse> {
     use pb::find_match_response::Update;
-    let (tx, rx) = mpsc::channel(4);
+    let (tx, rx) = channel(4);
     tokio::spawn(async move {
         let _slot = slot;
         let mut stopping = registry.stopping.subscribe();
@@ -342,5 +399,5 @@ pub(crate) fn find_match(
             }
         }
     });
-    ReceiverStream::new(rx)
+    rx
 }
