@@ -15,7 +15,9 @@
 //! - `limit`: the request rate limit per connection; `web`: the web client's page.
 //! - `metrics`: the Prometheus metrics of `GET /metrics`.
 //! - `reasons`: a reason on the refusals tonic makes by itself, and the time limit of a call.
+//! - `codec`: the protobuf codec of every method, with small starting buffers.
 
+pub mod codec;
 mod conn;
 pub use conn::ConnectionLimits;
 pub mod convert;
