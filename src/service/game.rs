@@ -159,7 +159,8 @@ pub(crate) struct Tail {
 pub(crate) struct GameRef {
     /// `games/{id}`.
     pub name: Arc<str>,
-    commands: mpsc::Sender<Command>,
+    /// Boxed: the channel's storage comes in blocks of 32 slots, kept while the game lives.
+    commands: mpsc::Sender<Box<Command>>,
     /// The number of events in the log; streams wait on it.
     pub version: watch::Receiver<u64>,
     /// The store's latest known version of the game, which the registry raises on another
@@ -175,7 +176,7 @@ impl GameRef {
     pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
         let (reply, answer) = oneshot::channel();
         self.commands
-            .send(make(reply))
+            .send(Box::new(make(reply)))
             .await
             .map_err(|_| ServiceError::Stopping)?;
         answer.await.map_err(|_| ServiceError::Stopping)?
@@ -366,9 +367,9 @@ impl Live {
     }
 
     /// The loop: commands, the store moving on, and the clock, until the game leaves memory.
-    async fn run(&mut self, mut commands: mpsc::Receiver<Command>) {
+    async fn run(&mut self, mut commands: mpsc::Receiver<Box<Command>>) {
         let mut following = self.store.shared();
-        self.settle().await;
+        Box::pin(self.settle()).await;
         loop {
             if self.gone() {
                 return;
@@ -382,27 +383,27 @@ impl Live {
             };
             tokio::select! {
                 command = commands.recv() => match command {
-                    Some(command) => self.handle(command).await,
+                    Some(command) => Box::pin(self.handle(*command)).await,
                     // The registry forgot this game: nobody can reach it any more.
                     None => return,
                 },
                 changed = self.store_version.changed(), if following => {
                     if changed.is_ok() {
                         self.store_version.borrow_and_update();
-                        self.catch_up().await;
+                        Box::pin(self.catch_up()).await;
                     } else {
                         following = false;
                     }
                 }
-                () = sleep => self.on_clock().await,
+                () = sleep => Box::pin(self.on_clock()).await,
                 answer = async {
                     match self.search.as_mut() {
                         Some(search) => (&mut search.answer).await,
                         None => std::future::pending().await,
                     }
-                } => self.on_search(answer).await,
+                } => Box::pin(self.on_search(answer)).await,
             }
-            self.settle().await;
+            Box::pin(self.settle()).await;
         }
     }
 
