@@ -111,7 +111,21 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     );
     assert!(x.is_ok() != y.is_ok(), "{x:?} {y:?}");
     assert_eq!(store.read(&b, 0).await.unwrap().len(), 2);
-    // Many games at once (group commit in the SQLite store).
+    // A long append (more events than one SQL statement takes) goes in whole; one that is
+    // refused leaves nothing, however long.
+    let long = g("long");
+    let many: Vec<Event> = std::iter::once(created())
+        .chain((0..99).map(|i| turn(i % 2)))
+        .collect();
+    assert_eq!(store.append(&long, 0, &many, Some("l1")).await, Ok(100));
+    assert_eq!(store.read(&long, 0).await.unwrap(), many);
+    assert_eq!(store.request(&long, "l1").await, Ok(Some((1, 100))));
+    assert!(matches!(
+        store.append(&long, 99, &many[1..], None).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    assert_eq!(store.read(&long, 0).await.unwrap().len(), 100);
+    // Many games at once (group commit in the SQLite and PostgreSQL stores).
     let tasks: Vec<_> = (0..200)
         .map(|i| {
             let store = store.clone();
@@ -139,7 +153,7 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
         .into_iter()
         .filter(|c| c.game.starts_with(&prefix))
         .collect();
-    assert_eq!(all.len(), 3 + 2 + 3 + 200 * 3);
+    assert_eq!(all.len(), 3 + 2 + 3 + 100 + 200 * 3);
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
     for game in [&a, &b, &g("many-7")] {
         let mine: Vec<(u64, Event)> = all

@@ -495,7 +495,10 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
     }
 }
 
-/// Appends within the batch's transaction, under a savepoint so a refused append leaves nothing.
+/// Appends within the batch's transaction. The version is checked first (the writer thread is
+/// the only writer, and the transaction sees the batch's earlier appends), then every event goes
+/// in with one statement, which SQLite applies whole or not at all: a refused append leaves
+/// nothing.
 fn append(
     tx: &mut rusqlite::Transaction<'_>,
     game: &str,
@@ -504,11 +507,8 @@ fn append(
     request: Option<&str>,
 ) -> Result<u64, StoreError> {
     let actual: u64 = tx
-        .query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1",
-            params![game],
-            |row| row.get::<_, i64>(0),
-        )
+        .prepare_cached("SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1")
+        .and_then(|mut q| q.query_row(params![game], |row| row.get::<_, i64>(0)))
         .map_err(unavailable)?
         .try_into()
         .unwrap_or(0);
@@ -519,29 +519,58 @@ fn append(
             actual,
         });
     }
-    let sp = tx.savepoint().map_err(unavailable)?;
-    {
-        let mut insert = sp
-            .prepare_cached(
-                "INSERT INTO events (game, version, body, request) VALUES (?1, ?2, ?3, ?4)",
-            )
-            .map_err(unavailable)?;
-        for (i, body) in bodies.iter().enumerate() {
-            let version = i64::try_from(expected + i as u64 + 1).map_err(unavailable)?;
-            if let Err(e) = insert.execute(params![game, version, body, request]) {
-                return Err(match e.sqlite_error_code() {
-                    Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Conflict {
-                        game: game.to_owned(),
-                        expected,
-                        actual: expected + i as u64 + 1,
-                    },
-                    _ => unavailable(e),
-                });
-            }
-        }
+    if bodies.is_empty() {
+        return Ok(expected);
     }
-    sp.commit().map_err(unavailable)?;
+    // A move makes a handful of events: one statement, kept prepared for each count, which
+    // SQLite applies whole or not at all. Longer appends go in chunks under a savepoint.
+    if bodies.len() <= CHUNK {
+        insert_events(tx, game, expected, bodies, request)?;
+    } else {
+        let sp = tx.savepoint().map_err(unavailable)?;
+        for (i, chunk) in bodies.chunks(CHUNK).enumerate() {
+            insert_events(&sp, game, expected + (i * CHUNK) as u64, chunk, request)?;
+        }
+        sp.commit().map_err(unavailable)?;
+    }
     Ok(expected + bodies.len() as u64)
+}
+
+/// Events one `INSERT` statement takes at most.
+const CHUNK: usize = 32;
+
+/// Inserts events `expected + 1`.. of `game` with one statement.
+fn insert_events(
+    conn: &Connection,
+    game: &str,
+    expected: u64,
+    bodies: &[String],
+    request: Option<&str>,
+) -> Result<(), StoreError> {
+    let values = vec!["(?, ?, ?, ?)"; bodies.len()].join(", ");
+    let mut insert = conn
+        .prepare_cached(&format!(
+            "INSERT INTO events (game, version, body, request) VALUES {values}"
+        ))
+        .map_err(unavailable)?;
+    let versions = (1..=bodies.len() as u64)
+        .map(|i| i64::try_from(expected + i).map_err(unavailable))
+        .collect::<Result<Vec<i64>, _>>()?;
+    let mut args: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(bodies.len() * 4);
+    for (version, body) in versions.iter().zip(bodies) {
+        args.extend([&game as &dyn rusqlite::ToSql, version, body, &request]);
+    }
+    match insert.execute(rusqlite::params_from_iter(args)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Conflict {
+                game: game.to_owned(),
+                expected,
+                actual: expected + 1,
+            },
+            _ => unavailable(e),
+        }),
+    }
 }
 
 fn serve_read(conn: &Connection, command: Command) {
