@@ -293,15 +293,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks as f64 / 100.0
 }
 
-fn peak_memory(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .map(|v| v.trim().to_owned())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// Creates `games` games of `seats` seats and joins every seat: names and seat tokens.
 async fn set_up(
     channels: &[Channel],
@@ -513,7 +504,7 @@ async fn measure(
         let _ = task.await;
     }
     let elapsed = start.elapsed();
-    let peak = peak_memory(pid);
+    let peak = format!("{} kB", common::peak_kib(pid));
     let server_cpu = cpu_seconds(pid) - cpu_before;
     // The broker's lag: from each acknowledgement to its last event on NATS (waiting up to 60 s
     // for the publisher to finish).

@@ -173,6 +173,7 @@ async fn game_stream(
                 .ok()
         })
     };
+    let view_of = |state: &Game| Kind::View(convert::view(&game.name, &state.view(viewer), None));
     let mut version_rx = game.version.clone();
     let mut lobby_rx = game.lobby_changes.clone();
     let mut lobby_sent: Option<pb::Game> = None;
@@ -192,7 +193,7 @@ async fn game_stream(
         // while it runs, and the stream's task is left small while it waits, which is most of
         // its life (a task's size is its largest state at any await).
         let waiting = Box::pin(async {
-            let tail = match Box::pin(read_tail(game, store, cursor)).await {
+            let tail = match read_tail(game, store, cursor).await {
                 Ok(tail) => tail,
                 Err(error) => {
                     let _ = tx.send(Err(error.into())).await;
@@ -207,7 +208,7 @@ async fn game_stream(
             {
                 replica = Some(state);
                 cursor = base;
-                tail = match Box::pin(read_tail(game, store, cursor)).await {
+                tail = match read_tail(game, store, cursor).await {
                     Ok(tail) => tail,
                     Err(error) => {
                         let _ = tx.send(Err(error.into())).await;
@@ -218,7 +219,7 @@ async fn game_stream(
             // Events before the snapshot the task holds come from the store.
             let batch = match tail.events.take() {
                 Some(batch) => batch,
-                None => match Box::pin(store.read(&game.name, cursor)).await {
+                None => match store.read(&game.name, cursor).await {
                     Ok(mut events) => {
                         events
                             .truncate(usize::try_from(tail.version - cursor).unwrap_or(usize::MAX));
@@ -233,7 +234,7 @@ async fn game_stream(
             let fresh = !batch.is_empty();
             let waiting = replica.is_none() && tail.version == 0;
             if waiting && !task_gone {
-                match Box::pin(game.ask(|reply| Command::Describe { reply })).await {
+                match game.ask(|reply| Command::Describe { reply }).await {
                     Ok(info) => {
                         let lobby = convert::game(&info);
                         if lobby_sent.as_ref() != Some(&lobby) {
@@ -263,12 +264,7 @@ async fn game_stream(
                 && let Some(state) = replica.as_ref()
             {
                 view_due = false;
-                send(Kind::View(convert::view(
-                    &game.name,
-                    &state.view(viewer),
-                    None,
-                )))
-                .await?;
+                send(view_of(state)).await?;
             }
             for event in batch {
                 cursor += 1;
@@ -289,12 +285,7 @@ async fn game_stream(
                 };
                 if cursor == after && view_due {
                     view_due = false;
-                    send(Kind::View(convert::view(
-                        &game.name,
-                        &state.view(viewer),
-                        None,
-                    )))
-                    .await?;
+                    send(view_of(state)).await?;
                 }
                 if cursor > after {
                     let seen =
