@@ -326,6 +326,17 @@ fn a_round_result_stays_on_screen_until_enter() {
             "a screen without the result before Enter: {screen}"
         );
     }
+    // A move typed while the result shows (say, just before the round ended) is not the Enter.
+    play.send_line("1").unwrap();
+    let (typed, _) = play
+        .exp_string("the round is over: press Enter for the next round")
+        .map(|s| (s, ()))
+        .unwrap();
+    let typed = typed.rsplit("\x1b[2J\x1b[H").next().unwrap();
+    assert!(
+        typed.contains("*** round 1 won by ") && !typed.contains("your move:"),
+        "{typed}"
+    );
     play.send_line("").unwrap();
     let (after_enter, _) = play.exp_regex("your move:").unwrap();
     let after_enter = after_enter.rsplit("\x1b[2J\x1b[H").next().unwrap();
