@@ -328,9 +328,8 @@ fn a_round_result_stays_on_screen_until_enter() {
     }
     // A move typed while the result shows (say, just before the round ended) is not the Enter.
     play.send_line("1").unwrap();
-    let (typed, _) = play
+    let typed = play
         .exp_string("the round is over: press Enter for the next round")
-        .map(|s| (s, ()))
         .unwrap();
     let typed = typed.rsplit("\x1b[2J\x1b[H").next().unwrap();
     assert!(
