@@ -173,8 +173,10 @@ async function createGame(page, url, { seats, bots, singleRound = true, house = 
   return decodeURIComponent(new URL(page.url()).hash.slice(1));
 }
 
-/** axe-core's serious and critical violations on the page as it is now. */
+/** axe-core's serious and critical violations on the page once its animations have ended (a card
+ * arriving fades in, and axe would judge its contrast half-way through the fade). */
 async function accessibilityProblems(page) {
+  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => {}))));
   await page.addScriptTag({ path: AXE });
   const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
   return result.violations
