@@ -312,6 +312,19 @@ async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
     );
     assert_eq!(store.entries(&kind, "", 100).await.unwrap().len(), 6);
     assert_eq!(store.entries(&kind, "c", 100).await, Ok(vec![]));
+    // Removed only while it holds the value named: an entry taken again since stays.
+    assert_eq!(store.remove_entry(&kind, "a/2", "other").await, Ok(false));
+    assert_eq!(store.entry(&kind, "a/2").await, Ok(Some("a/2".into())));
+    assert_eq!(store.remove_entry(&kind, "a/2", "a/2").await, Ok(true));
+    assert_eq!(store.entry(&kind, "a/2").await, Ok(None));
+    assert_eq!(store.remove_entry(&kind, "a/2", "a/2").await, Ok(false));
+    assert_eq!(
+        store.entries(&kind, "a/", 10).await.unwrap(),
+        vec![listed[0].clone(), listed[2].clone()]
+    );
+    // A removed key is free again.
+    assert_eq!(store.put_entry(&kind, "a/2", "again", true).await, Ok(true));
+    assert_eq!(store.entry(&kind, "a/2").await, Ok(Some("again".into())));
 }
 
 /// Players, the seats they took and invite codes, as the service keeps them in a store.
@@ -435,6 +448,120 @@ async fn the_memory_store_conforms() {
         "nothing stored yet"
     );
     conformance(store, "", 0).await;
+}
+
+#[tokio::test]
+async fn the_memory_store_forgets_the_games_that_finished_first_past_its_bound() {
+    let store = MemoryStore::keeping(2);
+    // "live" interleaves its events with every other game's and never finishes.
+    store.save_game("games/live", "{}", false).await.unwrap();
+    store
+        .append("games/live", 0, &[created()], None)
+        .await
+        .unwrap();
+    for (i, game) in ["games/a", "games/b", "games/c"].iter().enumerate() {
+        store.save_game(game, "{}", false).await.unwrap();
+        store
+            .append(game, 0, &[created(), turn(0)], Some("r1"))
+            .await
+            .unwrap();
+        store.save_snapshot(game, 2, "state").await.unwrap();
+        store
+            .append("games/live", 1 + i as u64, &[turn(1)], None)
+            .await
+            .unwrap();
+        store.save_game(game, "{\"done\":1}", true).await.unwrap();
+        // Marked finished again (a rematch link): still counted once.
+        store.save_game(game, "{\"done\":2}", true).await.unwrap();
+    }
+    // "a" finished first and is gone, everything of it; "b" and "c" stay.
+    assert_eq!(store.record("games/a").await, Ok(None));
+    assert_eq!(store.read("games/a", 0).await, Ok(vec![]));
+    assert_eq!(store.request("games/a", "r1").await, Ok(None));
+    assert_eq!(store.snapshot("games/a").await, Ok(None));
+    for game in ["games/b", "games/c"] {
+        assert_eq!(
+            store.record(game).await,
+            Ok(Some(("{\"done\":2}".into(), true)))
+        );
+        assert_eq!(store.read(game, 0).await.unwrap().len(), 2);
+        assert_eq!(store.request(game, "r1").await, Ok(Some((1, 2))));
+        assert_eq!(store.snapshot(game).await, Ok(Some((2, "state".into()))));
+    }
+    assert_eq!(
+        store.unfinished().await,
+        Ok(vec![("games/live".into(), "{}".into())])
+    );
+    // The global order skips the forgotten game's events and keeps every position.
+    let all = read_all(&store, 0, 2).await;
+    let seen: Vec<(u64, &str, u64)> = all
+        .iter()
+        .map(|c| (c.position, c.game.as_str(), c.version))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (1, "games/live", 1),
+            (4, "games/live", 2),
+            (5, "games/b", 1),
+            (6, "games/b", 2),
+            (7, "games/live", 3),
+            (8, "games/c", 1),
+            (9, "games/c", 2),
+            (10, "games/live", 4),
+        ]
+    );
+    assert_eq!(store.last_position().await, Ok(10));
+    // A game that finishes does not take a forgotten game's place in the order.
+    store.save_game("games/live", "{}", true).await.unwrap();
+    assert_eq!(store.record("games/b").await, Ok(None));
+    let after: Vec<u64> = read_all(&store, 0, 100)
+        .await
+        .iter()
+        .map(|c| c.position)
+        .collect();
+    assert_eq!(after, vec![1, 4, 7, 8, 9, 10]);
+    // Once the games at the front of the order are all forgotten, their positions are let go of;
+    // later positions go on from where they were.
+    for game in ["games/d", "games/e"] {
+        store.save_game(game, "{}", false).await.unwrap();
+        store.append(game, 0, &[created()], None).await.unwrap();
+        store.save_game(game, "{}", true).await.unwrap();
+    }
+    assert_eq!(store.record("games/live").await, Ok(None));
+    let left: Vec<(u64, String)> = read_all(&store, 0, 100)
+        .await
+        .into_iter()
+        .map(|c| (c.position, c.game))
+        .collect();
+    assert_eq!(
+        left,
+        vec![(11, "games/d".to_owned()), (12, "games/e".to_owned())]
+    );
+    assert_eq!(store.last_position().await, Ok(12));
+    assert_eq!(store.read_all(5, 1).await.unwrap()[0].position, 11);
+    assert_eq!(store.count_after(11, 100).await, Ok(1));
+}
+
+#[tokio::test]
+async fn a_memory_store_url_names_its_bound() {
+    for good in [
+        "memory",
+        "memory?keep-finished-games=5",
+        "memory?keep-finished-games=all",
+    ] {
+        assert!(unoflip::store::open(good).await.is_ok(), "{good}");
+    }
+    for bad in [
+        "memory?keep=5",
+        "memory?keep-finished-games=-1",
+        "memory?keep-finished-games=",
+    ] {
+        let Err(StoreError::Unavailable(why)) = unoflip::store::open(bad).await else {
+            panic!("{bad} was taken");
+        };
+        assert!(why.contains("keep-finished-games"), "{why}");
+    }
 }
 
 #[tokio::test]

@@ -1,24 +1,39 @@
 //! The in-memory event store: events encoded as they would be on disk, lost with the process.
+//!
+//! It keeps every unfinished game and the most recently finished ones: once more than its
+//! bound have finished (10,000 by default, `memory?keep-finished-games=N`), the game that
+//! finished first is forgotten — its events, record, snapshot and request ids — so that a
+//! long-running server on this store holds a bounded amount of memory. A forgotten game is
+//! unknown to the store from then on, as if it had never been, and its events drop out of the
+//! global order.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_stored};
 use crate::rules::{Event, encode};
 
-/// Every game's encoded events, and the global order of appends (position = index + 1), laid
-/// out compactly: each game's events are one text with the end of each event noted, and the
-/// global order names a game by its number.
+/// How many finished games a [`MemoryStore`] keeps unless told otherwise.
+pub const KEEP_FINISHED_GAMES: usize = 10_000;
+
+/// Every game's encoded events, and the global order of appends, laid out compactly: each
+/// game's events are one text with the end of each event noted, and the global order names a
+/// game by its number.
 #[derive(Default)]
 struct Logs {
-    /// Each game's log, by its number.
-    logs: Vec<Log>,
+    /// Each game's log, by its number. Numbers are never used twice, so that the global order
+    /// cannot name a forgotten game's successor.
+    logs: HashMap<u32, Log>,
     /// Each game's number, by name.
     numbers: HashMap<String, u32>,
-    /// The global order: the game's number and the event's version.
-    order: Vec<(u32, u32)>,
-    /// The versions each stored request produced, by game and request.
-    requests: HashMap<(String, String), (u64, u64)>,
+    /// The number the next new game gets.
+    next_number: u32,
+    /// The global order from position `trimmed + 1` on: the game's number and the event's
+    /// version. Entries of forgotten games stay until they reach the front (then they are
+    /// trimmed), and are skipped by readers.
+    order: VecDeque<(u32, u32)>,
+    /// How many positions were trimmed from the front of `order`.
+    trimmed: u64,
 }
 
 /// One game's encoded events.
@@ -28,6 +43,8 @@ struct Log {
     text: String,
     /// Where each event's text ends in `text`.
     ends: Vec<u32>,
+    /// The versions each stored request produced.
+    requests: HashMap<String, (u64, u64)>,
 }
 
 impl Log {
@@ -51,28 +68,57 @@ impl Log {
 
 impl Logs {
     fn log(&self, game: &str) -> Option<&Log> {
-        self.logs.get(*self.numbers.get(game)? as usize)
+        self.logs.get(self.numbers.get(game)?)
+    }
+
+    /// Drops `game`'s events, and the front of the global order while it names forgotten games.
+    fn forget(&mut self, game: &str) {
+        if let Some(number) = self.numbers.remove(game) {
+            self.logs.remove(&number);
+        }
+        while let Some(&(number, _)) = self.order.front() {
+            if self.logs.contains_key(&number) {
+                break;
+            }
+            self.order.pop_front();
+            self.trimmed += 1;
+        }
+        if self.order.is_empty() {
+            self.order = VecDeque::new();
+        }
     }
 }
 
 /// Events kept in memory, encoded as they would be on disk.
-#[derive(Default)]
 pub struct MemoryStore {
     games: Mutex<Logs>,
     records: Mutex<Records>,
     snapshots: Mutex<HashMap<String, (u64, String)>>,
     cursors: Mutex<HashMap<String, u64>>,
-    entries: Mutex<std::collections::BTreeMap<(String, String), String>>,
+    entries: Mutex<BTreeMap<(String, String), String>>,
     changes: Changes,
+    /// How many finished games are kept.
+    keep_finished: usize,
 }
 
-/// Game records in creation order, found by name.
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::keeping(KEEP_FINISHED_GAMES)
+    }
+}
+
+/// Game records in creation order, found by name, and the finished games in the order they
+/// finished.
 #[derive(Default)]
 struct Records {
-    /// Name, record and whether the game is over.
-    list: Vec<(String, String, bool)>,
-    /// Where each name is in `list`.
-    index: HashMap<String, usize>,
+    /// Name, record and whether the game is over, by creation number.
+    list: BTreeMap<u64, (String, String, bool)>,
+    /// Each name's creation number.
+    index: HashMap<String, u64>,
+    /// The next creation number.
+    next: u64,
+    /// The finished games, first finished first.
+    finished: VecDeque<String>,
 }
 
 /// The wake-ups of [`EventStore::changes`].
@@ -85,15 +131,74 @@ impl Default for Changes {
 }
 
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store that keeps the [`KEEP_FINISHED_GAMES`] most recently finished games.
     pub fn new() -> MemoryStore {
         MemoryStore::default()
+    }
+
+    /// An empty store that keeps the `finished` most recently finished games (`usize::MAX`:
+    /// every one).
+    pub fn keeping(finished: usize) -> MemoryStore {
+        MemoryStore {
+            games: Mutex::default(),
+            records: Mutex::default(),
+            snapshots: Mutex::default(),
+            cursors: Mutex::default(),
+            entries: Mutex::default(),
+            changes: Changes::default(),
+            keep_finished: finished,
+        }
+    }
+
+    /// The store a `memory` URL names: `memory`, or `memory?keep-finished-games=N` (a number,
+    /// or `all`).
+    pub fn from_url(url: &str) -> Result<MemoryStore, StoreError> {
+        let bad = || {
+            StoreError::Unavailable(format!(
+                "store {url:?}: expected memory or memory?keep-finished-games=<number or all>"
+            ))
+        };
+        let Some(query) = url.strip_prefix("memory") else {
+            return Err(bad());
+        };
+        if query.is_empty() {
+            return Ok(MemoryStore::new());
+        }
+        let value = query
+            .strip_prefix("?keep-finished-games=")
+            .ok_or_else(bad)?;
+        let keep = match value {
+            "all" => usize::MAX,
+            n => n.parse().map_err(|_| bad())?,
+        };
+        Ok(MemoryStore::keeping(keep))
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Logs>, StoreError> {
         self.games
             .lock()
             .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))
+    }
+
+    /// Forgets `games` (finished games past the bound) entirely.
+    fn forget(&self, games: &[String]) -> Result<(), StoreError> {
+        if games.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut logs = self.lock()?;
+            for game in games {
+                logs.forget(game);
+            }
+        }
+        let mut snapshots = self
+            .snapshots
+            .lock()
+            .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+        for game in games {
+            snapshots.remove(game);
+        }
+        Ok(())
     }
 }
 
@@ -110,24 +215,31 @@ impl EventStore for MemoryStore {
             let Logs {
                 logs,
                 numbers,
+                next_number,
                 order,
-                requests,
+                ..
             } = &mut *guard;
             let number = match numbers.get(game) {
                 Some(&n) => n,
                 None => {
-                    let n = u32::try_from(logs.len())
-                        .map_err(|_| StoreError::Unavailable("memory store is full".into()))?;
-                    logs.push(Log {
-                        name: game.to_owned(),
-                        text: String::new(),
-                        ends: Vec::new(),
-                    });
+                    let n = *next_number;
+                    *next_number = n
+                        .checked_add(1)
+                        .ok_or_else(|| StoreError::Unavailable("memory store is full".into()))?;
+                    logs.insert(
+                        n,
+                        Log {
+                            name: game.to_owned(),
+                            text: String::new(),
+                            ends: Vec::new(),
+                            requests: HashMap::new(),
+                        },
+                    );
                     numbers.insert(game.to_owned(), n);
                     n
                 }
             };
-            let Some(log) = logs.get_mut(number as usize) else {
+            let Some(log) = logs.get_mut(&number) else {
                 return Err(StoreError::Unavailable("memory store index damaged".into()));
             };
             let actual = log.len();
@@ -148,13 +260,14 @@ impl EventStore for MemoryStore {
             for text in texts {
                 log.text.push_str(&text);
                 log.ends.push(log.text.len() as u32);
-                order.push((number, log.ends.len() as u32));
+                order.push_back((number, log.ends.len() as u32));
             }
             let version = log.len();
             if let Some(request) = request
                 && !events.is_empty()
             {
-                requests.insert((game.to_owned(), request.to_owned()), (actual + 1, version));
+                log.requests
+                    .insert(request.to_owned(), (actual + 1, version));
             }
             // Nobody listening is fine.
             let _ = self.changes.0.send(Change::Appended {
@@ -173,8 +286,8 @@ impl EventStore for MemoryStore {
         Box::pin(async move {
             let guard = self.lock()?;
             Ok(guard
-                .requests
-                .get(&(game.to_owned(), request.to_owned()))
+                .log(game)
+                .and_then(|log| log.requests.get(request))
                 .copied())
         })
     }
@@ -194,15 +307,19 @@ impl EventStore for MemoryStore {
     fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>> {
         Box::pin(async move {
             let guard = self.lock()?;
-            let start = usize::try_from(after).unwrap_or(usize::MAX);
+            // Positions up to `trimmed` were forgotten games'.
+            let start = usize::try_from(after.saturating_sub(guard.trimmed)).unwrap_or(usize::MAX);
             let mut out = Vec::new();
-            for (i, &(number, version)) in guard.order.iter().enumerate().skip(start).take(limit) {
-                let Some(log) = guard.logs.get(number as usize) else {
+            for (i, &(number, version)) in guard.order.iter().enumerate().skip(start) {
+                if out.len() >= limit {
+                    break;
+                }
+                let Some(log) = guard.logs.get(&number) else {
                     continue;
                 };
                 let version = u64::from(version);
                 out.push(Committed {
-                    position: i as u64 + 1,
+                    position: guard.trimmed + i as u64 + 1,
                     game: log.name.clone(),
                     version,
                     event: decode_stored(&log.name, version, log.event(version))?,
@@ -213,13 +330,17 @@ impl EventStore for MemoryStore {
     }
 
     fn last_position(&self) -> StoreFuture<'_, u64> {
-        Box::pin(async move { Ok(self.lock()?.order.len() as u64) })
+        Box::pin(async move {
+            let guard = self.lock()?;
+            Ok(guard.trimmed + guard.order.len() as u64)
+        })
     }
 
     fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64> {
-        // Positions are 1, 2, 3, ...
+        // Positions are 1, 2, 3, ...; forgotten games' positions not yet trimmed are counted.
         Box::pin(async move {
-            Ok((self.lock()?.order.len() as u64)
+            let guard = self.lock()?;
+            Ok((guard.trimmed + guard.order.len() as u64)
                 .saturating_sub(after)
                 .min(cap))
         })
@@ -300,6 +421,26 @@ impl EventStore for MemoryStore {
         })
     }
 
+    fn remove_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut entries = self
+                .entries
+                .lock()
+                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let slot = (kind.to_owned(), key.to_owned());
+            if entries.get(&slot).is_some_and(|v| v == value) {
+                entries.remove(&slot);
+                return Ok(true);
+            }
+            Ok(false)
+        })
+    }
+
     fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
         Box::pin(async move {
             Ok(self
@@ -342,26 +483,50 @@ impl EventStore for MemoryStore {
                 .records
                 .lock()
                 .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
-            let Records { list, index } = &mut *records;
-            match index.get(game).and_then(|&i| list.get_mut(i)) {
+            let Records {
+                list,
+                index,
+                next,
+                finished: done,
+            } = &mut *records;
+            let was_finished = match index.get(game).and_then(|i| list.get_mut(i)) {
                 Some(entry) => {
+                    let was = entry.2;
                     entry.1 = record.to_owned();
                     entry.2 = finished;
+                    was
                 }
                 None => {
-                    index.insert(game.to_owned(), list.len());
-                    list.push((game.to_owned(), record.to_owned(), finished));
+                    index.insert(game.to_owned(), *next);
+                    list.insert(*next, (game.to_owned(), record.to_owned(), finished));
+                    *next += 1;
+                    false
+                }
+            };
+            // The games past the bound, first finished first (a game marked finished again is
+            // counted once).
+            let mut forget = Vec::new();
+            if finished && !was_finished {
+                done.push_back(game.to_owned());
+                while done.len() > self.keep_finished {
+                    let Some(old) = done.pop_front() else { break };
+                    if let Some(i) = index.remove(&old) {
+                        list.remove(&i);
+                    }
+                    forget.push(old);
                 }
             }
             drop(records);
+            self.forget(&forget)?;
             // A finished game's log grows no more: it gives back what it held in reserve.
             if finished {
                 let mut logs = self.lock()?;
                 if let Some(&n) = logs.numbers.get(game)
-                    && let Some(log) = logs.logs.get_mut(n as usize)
+                    && let Some(log) = logs.logs.get_mut(&n)
                 {
                     log.text.shrink_to_fit();
                     log.ends.shrink_to_fit();
+                    log.requests.shrink_to_fit();
                 }
             }
             Ok(())
@@ -377,7 +542,7 @@ impl EventStore for MemoryStore {
             Ok(records
                 .index
                 .get(game)
-                .and_then(|&i| records.list.get(i))
+                .and_then(|i| records.list.get(i))
                 .map(|(_, r, f)| (r.clone(), *f)))
         })
     }
@@ -390,7 +555,7 @@ impl EventStore for MemoryStore {
                 .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
             Ok(records
                 .list
-                .iter()
+                .values()
                 .filter(|(_, _, finished)| !finished)
                 .map(|(g, r, _)| (g.clone(), r.clone()))
                 .collect())

@@ -17,7 +17,7 @@ mod sqlite;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use memory::MemoryStore;
+pub use memory::{KEEP_FINISHED_GAMES, MemoryStore};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
@@ -160,10 +160,11 @@ impl Change {
 }
 
 /// Opens the store `url` names: `sqlite:<path>` (an embedded file, created if missing),
-/// `postgres://...` or `postgresql://...` (PostgreSQL, schema created at start) or `memory`.
+/// `postgres://...` or `postgresql://...` (PostgreSQL, schema created at start) or `memory`
+/// (`memory?keep-finished-games=N`: how many finished games it keeps, a number or `all`).
 pub async fn open(url: &str) -> Result<std::sync::Arc<dyn EventStore>, StoreError> {
-    if url == "memory" {
-        Ok(std::sync::Arc::new(MemoryStore::new()))
+    if url == "memory" || url.starts_with("memory?") {
+        Ok(std::sync::Arc::new(MemoryStore::from_url(url)?))
     } else if let Some(path) = url.strip_prefix("sqlite:") {
         Ok(std::sync::Arc::new(SqliteStore::open(
             std::path::Path::new(path),
@@ -172,7 +173,7 @@ pub async fn open(url: &str) -> Result<std::sync::Arc<dyn EventStore>, StoreErro
         Ok(std::sync::Arc::new(PostgresStore::connect(url).await?))
     } else {
         Err(StoreError::Unavailable(format!(
-            "store {url:?}: expected sqlite:<path>, postgres://... or memory"
+            "store {url:?}: expected sqlite:<path>, postgres://..., memory or memory?keep-finished-games=N"
         )))
     }
 }
@@ -270,6 +271,16 @@ pub trait EventStore: Send + Sync + 'static {
         key: &'a str,
         value: &'a str,
         create_only: bool,
+    ) -> StoreFuture<'a, bool>;
+
+    /// Removes the entry under `key` in the table `kind` if it holds `value` (so that an entry
+    /// taken again since by someone else stays). Returns whether it was removed. Durable when
+    /// it returns.
+    fn remove_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
     ) -> StoreFuture<'a, bool>;
 
     /// The value under `key` in the table `kind`, if any.

@@ -648,6 +648,26 @@ impl EventStore for PostgresStore {
         })
     }
 
+    fn remove_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let done = sqlx::query(
+                "DELETE FROM unoflip_entries WHERE kind = $1 AND key = $2 AND value = $3",
+            )
+            .bind(kind)
+            .bind(key)
+            .bind(value)
+            .execute(&self.pool)
+            .await
+            .map_err(unavailable)?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
     fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
         Box::pin(async move {
             let row: Option<(String,)> =

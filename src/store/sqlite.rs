@@ -92,6 +92,12 @@ enum Command {
         create_only: bool,
         reply: Reply<bool>,
     },
+    RemoveEntry {
+        kind: String,
+        key: String,
+        value: String,
+        reply: Reply<bool>,
+    },
     Entry {
         kind: String,
         key: String,
@@ -346,6 +352,20 @@ impl EventStore for SqliteStore {
         }))
     }
 
+    fn remove_entry<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: &'a str,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(self.ask(move |reply| Command::RemoveEntry {
+            kind: kind.to_owned(),
+            key: key.to_owned(),
+            value: value.to_owned(),
+            reply,
+        }))
+    }
+
     fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
         Box::pin(self.ask(move |reply| Command::Entry {
             kind: kind.to_owned(),
@@ -478,6 +498,21 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                     };
                     let result = tx
                         .execute(sql, params![kind, key, value])
+                        .map(|n| n > 0)
+                        .map_err(unavailable);
+                    done.push(after_commit(reply, result));
+                }
+                Command::RemoveEntry {
+                    kind,
+                    key,
+                    value,
+                    reply,
+                } => {
+                    let result = tx
+                        .execute(
+                            "DELETE FROM entries WHERE kind = ?1 AND key = ?2 AND value = ?3",
+                            params![kind, key, value],
+                        )
                         .map(|n| n > 0)
                         .map_err(unavailable);
                     done.push(after_commit(reply, result));
@@ -643,7 +678,7 @@ fn serve_read(conn: &Connection, command: Command) {
         Command::SaveGame { reply, .. } | Command::SaveCursor { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
         }
-        Command::PutEntry { reply, .. } => {
+        Command::PutEntry { reply, .. } | Command::RemoveEntry { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
         }
         Command::Entry { kind, key, reply } => {
@@ -809,7 +844,7 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
             Command::Cursor { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
-            Command::PutEntry { reply, .. } => {
+            Command::PutEntry { reply, .. } | Command::RemoveEntry { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Entry { reply, .. } => {
