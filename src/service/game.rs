@@ -464,6 +464,11 @@ impl Live {
             self.bot_at = None;
             if self.unload_at.is_none() {
                 self.unload_at = Some(Instant::now() + self.lifecycle.keep_finished);
+                if let Some(code) = &self.lobby.invite_code
+                    && let Err(e) = self.players.forget_code(code, &self.name).await
+                {
+                    tracing::warn!(game = %self.name, error = %e, "could not free the invite code");
+                }
             }
         }
     }

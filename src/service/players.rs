@@ -403,6 +403,13 @@ impl Players {
         ))
     }
 
+    /// Frees `game`'s invite code once the game is over, so that codes are not held by games
+    /// long finished (and may be given out again).
+    pub async fn forget_code(&self, code: &str, game: &str) -> Result<(), ServiceError> {
+        self.store.remove_entry(CODES, code, game).await?;
+        Ok(())
+    }
+
     /// The game `code` names, if any.
     pub async fn code(&self, code: &str) -> Result<Option<String>, ServiceError> {
         Ok(self.store.entry(CODES, code).await?)

@@ -722,7 +722,7 @@ impl Registry {
         let Some(game) = self.players.code(&code).await? else {
             return Err(ServiceError::not_found(
                 "INVITE_CODE_UNKNOWN",
-                format!("no game has the invite code {code}"),
+                format!("no game has the invite code {code} (a code ends with its game)"),
             ));
         };
         let info = self.describe(&game).await?;

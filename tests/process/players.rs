@@ -130,6 +130,23 @@ async fn players_seats_and_invite_codes_survive_a_restart() {
     }
     let rated_ada = rated_ada.expect("the rated game rated Ada");
     assert_eq!(rated_ada.ratings[0].games, 1);
+    // A finished game's invite code is let go of (just after the end): it names no game.
+    assert_eq!(rated.invite_code.len(), 6);
+    eventually(
+        std::time::Duration::from_secs(5),
+        "the finished game's code freed",
+        || {
+            let mut c = client.clone();
+            let code = rated.invite_code.clone();
+            async move {
+                let refused = c.join_game(join_as(&code, "", None)).await.unwrap_err();
+                assert_ne!(refused.code(), Code::Ok);
+                (refused.code(), reason(&refused).as_str())
+                    == (Code::NotFound, "INVITE_CODE_UNKNOWN")
+            }
+        },
+    )
+    .await;
 
     // A game's invite code: six characters without ambiguous ones; it joins, in any case.
     let first = create(&mut client, options(2)).await.unwrap();
