@@ -19,7 +19,8 @@ pub struct ServeArgs {
     pub admin_token: Option<String>,
     /// Where games are kept: `sqlite:<path>` (an embedded file, created if missing),
     /// `postgres://...` (PostgreSQL, schema created at start; several servers may share it) or
-    /// `memory` (lost when the server stops).
+    /// `memory` (lost when the server stops; it keeps every unfinished game and the 10,000
+    /// most recently finished ones, `memory?keep-finished-games=N` for another number or `all`).
     #[arg(long, env = "UNOFLIP_STORE", default_value = "sqlite:unoflip.sqlite3")]
     pub store: String,
     /// Seconds an idle stream waits before a heartbeat.
