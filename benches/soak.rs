@@ -1,16 +1,19 @@
 //! Soak: many short all-bot games through one real `unoflip serve` process, to show that finished
 //! games leave memory. Each game has two server-played seats and one round; with no bot delay,
 //! `CreateGame` answers when the bots have played it out, and the game's task stops
-//! `--keep-finished` (1 s here) later.
+//! `--keep-finished` (100 ms here) later.
 //!
 //! While the games run it samples the server's live game count (from its debug log) and its
 //! resident memory (`VmRSS`), and prints the curve; at the end it reports the resident memory
-//! after warm-up (the first 10% of the games): its least and greatest, and their spread. On the
-//! memory store every event stays in memory by design (it is the store), so there it also
-//! reports the growth per game beside the bytes of one game's stored log.
+//! after warm-up: its least and greatest, and their spread. Warm-up is the first 10% of the
+//! games, and on the memory store, which keeps the games that finished last up to its bound
+//! (10,000 by default), at least twice its bound: it holds as much as it ever will once it has
+//! filled, and its allocator has settled once it has turned its games over. There the bench also
+//! reports the growth per game after warm-up beside the bytes of one game's stored log.
 //!
 //! `cargo bench --bench soak` (`SOAK_GAMES`, default 100000; `SOAK_STORES`, default
-//! `memory,sqlite`; `SOAK_CLIENTS`, games in flight, default 32).
+//! `memory,sqlite`, any store URL; `SOAK_CLIENTS`, games in flight, default 32;
+//! `SOAK_KEEP_FINISHED`, default `100ms`).
 
 mod common;
 
@@ -33,6 +36,14 @@ fn env(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// How long a finished game's task stays (`SOAK_KEEP_FINISHED`, default `100ms`): short, so
+/// that the live games are a few hundred and steady and the resident memory shows what the
+/// games played leave behind (with `1s` at several thousand games a second the live count, and
+/// the memory with it, follows the rate).
+fn keep_finished() -> String {
+    std::env::var("SOAK_KEEP_FINISHED").unwrap_or_else(|_| "100ms".into())
 }
 
 /// A running server; killed when dropped.
@@ -58,7 +69,12 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--store", store, "--rate-limit", "0", "--bot-delay-ms", "0"])
-            .args(["--keep-finished", "1s", "--max-games", "1000000"])
+            .args([
+                "--keep-finished",
+                &keep_finished(),
+                "--max-games",
+                "1000000",
+            ])
             .args(["--max-games-per-client", "1000000"])
             .env("RUST_LOG", "warn,unoflip::cli::serve=debug")
             .stdout(Stdio::null())
@@ -93,6 +109,18 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         Err("the server did not come up".into())
+    }
+}
+
+/// How many finished games a memory store URL keeps (0 for other stores).
+fn memory_bound(store: &str) -> usize {
+    match store.strip_prefix("memory") {
+        Some("") => unoflip::store::KEEP_FINISHED_GAMES,
+        Some(query) => query
+            .strip_prefix("?keep-finished-games=")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0),
+        None => 0,
     }
 }
 
@@ -183,7 +211,9 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
         server.live.load(Ordering::Relaxed),
         end_rss as f64 / 1024.0
     );
-    let warm: Vec<&Sample> = samples.iter().filter(|s| s.games >= games / 10).collect();
+    let warm_up = (games / 10).max(2 * memory_bound(store));
+    println!("warm-up: the first {warm_up} games");
+    let warm: Vec<&Sample> = samples.iter().filter(|s| s.games >= warm_up).collect();
     let (Some(least), Some(most)) = (
         warm.iter().map(|s| s.rss_kib).min(),
         warm.iter().map(|s| s.rss_kib).max(),
@@ -198,7 +228,7 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
         most as f64 / 1024.0,
         (most - least) as f64 * 100.0 / least as f64
     );
-    if store == "memory"
+    if store.starts_with("memory")
         && let (Some(first), Some(last), Some(name)) = (warm.first(), warm.last(), one_game)
     {
         let mut client = Client::new(channel.clone());
@@ -211,8 +241,9 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
         let per_game = (last.rss_kib as f64 - first.rss_kib as f64) * 1024.0
             / (last.games - first.games) as f64;
         println!(
-            "memory store: RSS grows {per_game:.0} bytes per game after warm-up; one game's log is {} events, {stored} bytes of JSON (the store keeps every event in memory)",
-            events.len()
+            "memory store: RSS grows {per_game:.0} bytes per game after warm-up; one game's log is {} events, {stored} bytes of JSON (the store keeps the last {} finished games)",
+            events.len(),
+            memory_bound(store)
         );
     }
     Ok(())
