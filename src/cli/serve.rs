@@ -26,9 +26,6 @@ pub struct ServeArgs {
     /// Seconds an idle stream waits before a heartbeat.
     #[arg(long, env = "UNOFLIP_HEARTBEAT_SECS", default_value_t = 15)]
     pub heartbeat_secs: u64,
-    /// Messages buffered per stream.
-    #[arg(long, env = "UNOFLIP_STREAM_BUFFER", default_value_t = 256)]
-    pub stream_buffer: usize,
     /// Most live games at once (lobbies, games being played, finished games not yet let go);
     /// creating more is refused with TOO_MANY_GAMES.
     #[arg(long, env = "UNOFLIP_MAX_GAMES", default_value_t = 100_000)]
@@ -179,7 +176,6 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
     let config = Config {
         admin_token: args.admin_token,
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
-        stream_buffer: args.stream_buffer,
         max_games: args.max_games,
         max_games_per_client: args.max_games_per_client,
         max_streams_per_connection: args.max_streams_per_connection,

@@ -44,10 +44,6 @@ const CATCH_UPS_AT_ONCE: usize = 2;
 /// becomes readable only once older transactions end, which no notification announces.
 const SHARED_POLL: Duration = Duration::from_millis(200);
 
-/// Messages a firehose stream's channel holds at most: the ring absorbs bursts, and a client
-/// that reads slowly reads on from the ring or the store, not from a deep buffer.
-const STREAM_BUFFER: usize = 32;
-
 /// How long the hub waits before reading again after the store failed.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -296,8 +292,7 @@ pub(crate) fn subscribe_all(
     after: u64,
     slot: StreamSlot,
 ) -> Stream<pb::SubscribeAllResponse> {
-    let (tx, rx) = super::stream::channel(registry.config.stream_buffer.clamp(1, STREAM_BUFFER));
-    tokio::spawn(async move {
+    Stream::new(move |tx| async move {
         let _slot = slot;
         let mut stopping = registry.stopping.subscribe();
         tokio::select! {
@@ -306,8 +301,7 @@ pub(crate) fn subscribe_all(
                 let _ = tx.send(Err(ServiceError::Stopping.into())).await;
             }
         }
-    });
-    rx
+    })
 }
 
 /// Feeds one firehose stream until the client leaves.
@@ -359,7 +353,6 @@ async fn firehose(
         if from_store {
             let permit = tokio::select! {
                 permit = hub.catch_up.acquire() => permit.ok()?,
-                () = tx.closed() => return None,
             };
             let batch = match store.read_all(position, CATCH_UP_BATCH).await {
                 Ok(batch) => batch,
@@ -399,7 +392,6 @@ async fn firehose(
         tokio::select! {
             changed = head.changed() => changed.ok()?,
             () = tokio::time::sleep(registry.config.heartbeat) => send(Kind::Heartbeat(pb::Heartbeat {})).await?,
-            () = tx.closed() => return None,
         }
     }
 }

@@ -33,8 +33,6 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// How long an idle stream waits before sending a heartbeat.
     pub heartbeat: Duration,
-    /// Messages buffered per stream before the stream waits for its client.
-    pub stream_buffer: usize,
     /// Live games at once; creating more is refused.
     pub max_games: usize,
     /// Live games one client address may have created.
@@ -52,7 +50,6 @@ impl Default for Config {
         Config {
             admin_token: None,
             heartbeat: Duration::from_secs(15),
-            stream_buffer: 256,
             max_games: 100_000,
             max_games_per_client: 1_000,
             max_streams_per_connection: 100,

@@ -1,15 +1,22 @@
-//! Game streams (`Subscribe`): one game's events for a seat or a spectator. The firehose is in
-//! [`super::firehose`].
+//! Game streams (`Subscribe`): one game's events for a seat or a spectator, and `FindMatch`'s
+//! stream. The firehose is in [`super::firehose`].
 //!
-//! Each stream is a bounded channel fed by its own task. The task reads the game's log from its
-//! own cursor and folds its own copy of the state to project each event, so a slow client only
-//! slows its own task: the game never waits for a stream, and a stream that fell behind simply
-//! reads on from the log. The task stops when the client goes away.
+//! A stream is a [`Stream`] driven by its response body: the producer (an async block that
+//! sends messages through a [`Sender`]) runs only when HTTP/2 asks for the next message, and
+//! each message is handed over in a one-message slot. So a stream costs no task and no channel
+//! of its own, a client that reads slowly holds its producer back through the connection's
+//! flow control, and a client that goes away drops the producer with the body.
+//!
+//! A game stream reads the game's log from its own cursor and folds its own copy of the state
+//! to project each event, so a slow client only slows its own stream: the game never waits for
+//! a stream, and a stream that fell behind simply reads on from the log.
 
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::SystemTime;
 
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tonic::Status;
 
@@ -24,31 +31,65 @@ use super::error::ServiceError;
 use super::game::{Command, GameRef, Tail};
 use super::registry::Registry;
 
-/// A stream of messages or a status ending it, fed by a [`Sender`] through a bounded channel.
-///
-/// Messages wait in the channel boxed: the channel's storage comes in blocks of 32 slots, and
-/// an idle stream keeps its block, so a slot holds a pointer rather than a whole message (a
-/// response with a view inline takes hundreds of bytes).
+/// The one-message slot between a producer and its stream. Boxed: it lives as long as the
+/// stream, and a message with a view inline takes hundreds of bytes.
+type Slot<T> = Arc<Mutex<Option<Result<Box<T>, Box<Status>>>>>;
+
+/// A stream of messages or a status ending it, made by a producer that sends them through a
+/// [`Sender`]. Polling the stream polls the producer.
 pub struct Stream<T> {
-    rx: mpsc::Receiver<Result<Box<T>, Box<Status>>>,
+    slot: Slot<T>,
+    producer: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
-impl<T> tokio_stream::Stream for Stream<T> {
-    type Item = Result<T, Status>;
+impl<T: Send + 'static> Stream<T> {
+    /// The stream of what `produce` sends (it ends when `produce` returns).
+    pub fn new<F, P>(produce: P) -> Stream<T>
+    where
+        P: FnOnce(Sender<T>) -> F,
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let slot: Slot<T> = Arc::new(Mutex::new(None));
+        let producer = produce(Sender { slot: slot.clone() });
+        Stream {
+            slot,
+            producer: Some(Box::pin(producer)),
+        }
+    }
 
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Self::Item>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|item| item.map(|r| r.map(|m| *m).map_err(|s| *s)))
+    fn take(&self) -> Option<Result<T, Status>> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        slot.take().map(|r| r.map(|m| *m).map_err(|s| *s))
     }
 }
 
-/// The sending end of a [`Stream`].
+impl<T: Send + 'static> tokio_stream::Stream for Stream<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(item) = self.take() {
+            return Poll::Ready(Some(item));
+        }
+        let Some(producer) = self.producer.as_mut() else {
+            return Poll::Ready(None);
+        };
+        // The producer runs until it has put a message in the slot (then it waits for the slot
+        // to be emptied, which the next poll does) or until it ends.
+        let done = producer.as_mut().poll(cx).is_ready();
+        if done {
+            self.producer = None;
+        }
+        match self.take() {
+            Some(item) => Poll::Ready(Some(item)),
+            None if done => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// The producer's end of a [`Stream`].
 pub struct Sender<T> {
-    tx: mpsc::Sender<Result<Box<T>, Box<Status>>>,
+    slot: Slot<T>,
 }
 
 /// The client went away: its [`Stream`] was dropped.
@@ -56,22 +97,39 @@ pub struct Sender<T> {
 pub struct Gone;
 
 impl<T> Sender<T> {
-    /// Sends a message or the status that ends the stream, waiting while the buffer is full.
+    /// Sends a message or the status that ends the stream, and waits until the stream has
+    /// taken it.
     pub async fn send(&self, item: Result<T, Status>) -> Result<(), Gone> {
-        let item = item.map(Box::new).map_err(Box::new);
-        self.tx.send(item).await.map_err(|_| Gone)
-    }
-
-    /// Resolves once the client has gone.
-    pub async fn closed(&self) {
-        self.tx.closed().await
+        if Arc::strong_count(&self.slot) < 2 {
+            return Err(Gone);
+        }
+        {
+            let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+            *slot = Some(item.map(Box::new).map_err(Box::new));
+        }
+        Taken { slot: &self.slot }.await;
+        Ok(())
     }
 }
 
-/// A stream and its sender, holding up to `buffer` messages.
-pub fn channel<T>(buffer: usize) -> (Sender<T>, Stream<T>) {
-    let (tx, rx) = mpsc::channel(buffer.max(1));
-    (Sender { tx }, Stream { rx })
+/// Waits until the stream has taken the message in the slot. It needs no waker: the stream
+/// polls the producer again as soon as it is asked for the next message, right after it took
+/// this one.
+struct Taken<'a, T> {
+    slot: &'a Slot<T>,
+}
+
+impl<T> Future for Taken<'_, T> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        let slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
 }
 
 /// A turn deadline as a wall-clock timestamp.
@@ -99,8 +157,7 @@ pub async fn subscribe(
             format!("after_version {after} is past the game's last event, {len}"),
         ));
     }
-    let (tx, rx) = channel(registry.config.stream_buffer);
-    tokio::spawn(async move {
+    Ok(Stream::new(move |tx| async move {
         let _slot = slot;
         let heartbeat = registry.config.heartbeat;
         let mut stopping = registry.stopping.subscribe();
@@ -110,8 +167,7 @@ pub async fn subscribe(
                 let _ = tx.send(Err(ServiceError::Stopping.into())).await;
             }
         }
-    });
-    Ok(rx)
+    }))
 }
 
 /// What the game's task holds after `cursor`; once the task has stopped (the game is over and
@@ -176,13 +232,14 @@ async fn game_stream(
     let view_of = |state: &Game| Kind::View(convert::view(&game.name, &state.view(viewer), None));
     let mut version_rx = game.version.clone();
     let mut lobby_rx = game.lobby_changes.clone();
-    let mut lobby_sent: Option<pb::Game> = None;
+    // Boxed, as the replica below: they live as long as the stream, which waits most of its life.
+    let mut lobby_sent: Option<Box<pb::Game>> = None;
     // While the game waits for players, a shared store's lobby is looked at again this often
     // (another server may seat someone).
     let lobby_poll = heartbeat.min(std::time::Duration::from_secs(1));
     let from_now = after == 0;
     let mut view_due = include_view || from_now;
-    let mut replica: Option<Game> = None;
+    let mut replica: Option<Box<Game>> = None;
     let mut cursor: u64 = 0;
     let mut caught_up = false;
     let mut task_gone = false;
@@ -206,7 +263,7 @@ async fn game_stream(
                 && let Some((base, state)) = tail.base.take()
                 && (from_now || base <= after)
             {
-                replica = Some(state);
+                replica = Some(Box::new(state));
                 cursor = base;
                 tail = match read_tail(game, store, cursor).await {
                     Ok(tail) => tail,
@@ -237,8 +294,8 @@ async fn game_stream(
                 match game.ask(|reply| Command::Describe { reply }).await {
                     Ok(info) => {
                         let lobby = convert::game(&info);
-                        if lobby_sent.as_ref() != Some(&lobby) {
-                            lobby_sent = Some(lobby.clone());
+                        if lobby_sent.as_deref() != Some(&lobby) {
+                            lobby_sent = Some(Box::new(lobby.clone()));
                             send(Kind::Lobby(lobby)).await?;
                         }
                     }
@@ -270,7 +327,7 @@ async fn game_stream(
                 cursor += 1;
                 match replica.as_mut() {
                     Some(state) => state.apply(&event),
-                    None => replica = Game::replay([&event]).ok(),
+                    None => replica = Game::replay([&event]).ok().map(Box::new),
                 }
                 let Some(state) = replica.as_ref() else {
                     if let (true, Some(seen)) = (cursor > after, project_lobby(&event)) {
@@ -332,7 +389,6 @@ async fn game_stream(
             }
             () = tokio::time::sleep(lobby_poll), if waiting && store.shared() => {}
             () = tokio::time::sleep(heartbeat) => send(Kind::Heartbeat(pb::Heartbeat {})).await?,
-            () = tx.closed() => return None,
         }
     }
 }
@@ -346,8 +402,7 @@ pub(crate) fn find_match(
     slot: StreamSlot,
 ) -> Stream<pb::FindMatchResponse> {
     use pb::find_match_response::Update;
-    let (tx, rx) = channel(4);
-    tokio::spawn(async move {
+    Stream::new(move |tx| async move {
         let _slot = slot;
         let mut stopping = registry.stopping.subscribe();
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
@@ -382,13 +437,11 @@ pub(crate) fn find_match(
                         return;
                     }
                 }
-                () = tx.closed() => return,
                 _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
                     let _ = tx.send(Err(ServiceError::Stopping.into())).await;
                     return;
                 }
             }
         }
-    });
-    rx
+    })
 }

@@ -106,7 +106,6 @@ async fn an_idle_stream_sends_heartbeats_after_its_caught_up_marker() {
 #[tokio::test]
 async fn a_stuck_subscriber_never_blocks_the_game_and_catches_up_from_the_log() {
     let server = server_with(Config {
-        stream_buffer: 1,
         heartbeat: Duration::from_secs(60),
         ..Config::default()
     })
