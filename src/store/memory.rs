@@ -8,10 +8,17 @@
 //! global order.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_stored};
 use crate::rules::{Event, encode};
+
+/// One of the store's tables, locked.
+fn locked<T>(table: &Mutex<T>) -> Result<MutexGuard<'_, T>, StoreError> {
+    table
+        .lock()
+        .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))
+}
 
 /// How many finished games a [`MemoryStore`] keeps unless told otherwise.
 pub const KEEP_FINISHED_GAMES: usize = 10_000;
@@ -174,10 +181,8 @@ impl MemoryStore {
         Ok(MemoryStore::keeping(keep))
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Logs>, StoreError> {
-        self.games
-            .lock()
-            .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))
+    fn lock(&self) -> Result<MutexGuard<'_, Logs>, StoreError> {
+        locked(&self.games)
     }
 
     /// Forgets `games` (finished games past the bound) entirely.
@@ -191,10 +196,7 @@ impl MemoryStore {
                 logs.forget(game);
             }
         }
-        let mut snapshots = self
-            .snapshots
-            .lock()
-            .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+        let mut snapshots = locked(&self.snapshots)?;
         for game in games {
             snapshots.remove(game);
         }
@@ -353,10 +355,7 @@ impl EventStore for MemoryStore {
         state: &'a str,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let mut snapshots = self
-                .snapshots
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let mut snapshots = locked(&self.snapshots)?;
             if snapshots.get(game).is_none_or(|(v, _)| *v < version) {
                 snapshots.insert(game.to_owned(), (version, state.to_owned()));
             }
@@ -365,14 +364,7 @@ impl EventStore for MemoryStore {
     }
 
     fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>> {
-        Box::pin(async move {
-            Ok(self
-                .snapshots
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
-                .get(game)
-                .cloned())
-        })
+        Box::pin(async move { Ok(locked(&self.snapshots)?.get(game).cloned()) })
     }
 
     fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
@@ -380,22 +372,12 @@ impl EventStore for MemoryStore {
     }
 
     fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            Ok(self
-                .cursors
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
-                .get(name)
-                .copied())
-        })
+        Box::pin(async move { Ok(locked(&self.cursors)?.get(name).copied()) })
     }
 
     fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            self.cursors
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
-                .insert(name.to_owned(), position);
+            locked(&self.cursors)?.insert(name.to_owned(), position);
             Ok(())
         })
     }
@@ -408,10 +390,7 @@ impl EventStore for MemoryStore {
         create_only: bool,
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let mut entries = self
-                .entries
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let mut entries = locked(&self.entries)?;
             let slot = (kind.to_owned(), key.to_owned());
             if create_only && entries.contains_key(&slot) {
                 return Ok(false);
@@ -428,10 +407,7 @@ impl EventStore for MemoryStore {
         value: &'a str,
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let mut entries = self
-                .entries
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let mut entries = locked(&self.entries)?;
             let slot = (kind.to_owned(), key.to_owned());
             if entries.get(&slot).is_some_and(|v| v == value) {
                 entries.remove(&slot);
@@ -443,10 +419,7 @@ impl EventStore for MemoryStore {
 
     fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
         Box::pin(async move {
-            Ok(self
-                .entries
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?
+            Ok(locked(&self.entries)?
                 .get(&(kind.to_owned(), key.to_owned()))
                 .cloned())
         })
@@ -459,10 +432,7 @@ impl EventStore for MemoryStore {
         limit: usize,
     ) -> StoreFuture<'a, Vec<(String, String)>> {
         Box::pin(async move {
-            let entries = self
-                .entries
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let entries = locked(&self.entries)?;
             Ok(entries
                 .range((kind.to_owned(), prefix.to_owned())..)
                 .take_while(|((k, key), _)| k == kind && key.starts_with(prefix))
@@ -479,10 +449,7 @@ impl EventStore for MemoryStore {
         finished: bool,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let mut records = self
-                .records
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let mut records = locked(&self.records)?;
             let Records {
                 list,
                 index,
@@ -535,10 +502,7 @@ impl EventStore for MemoryStore {
 
     fn record<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(String, bool)>> {
         Box::pin(async move {
-            let records = self
-                .records
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let records = locked(&self.records)?;
             Ok(records
                 .index
                 .get(game)
@@ -549,10 +513,7 @@ impl EventStore for MemoryStore {
 
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
         Box::pin(async move {
-            let records = self
-                .records
-                .lock()
-                .map_err(|_| StoreError::Unavailable("memory store lock poisoned".into()))?;
+            let records = locked(&self.records)?;
             Ok(records
                 .list
                 .values()
