@@ -109,7 +109,12 @@ pub(crate) enum Command {
         reply: Reply<(View, Option<Instant>)>,
     },
     /// What a stream needs to go on from `after`.
-    Read { after: u64, reply: Reply<Tail> },
+    Read {
+        after: u64,
+        /// The stream has no state yet: the latest snapshot is wanted.
+        with_base: bool,
+        reply: Reply<Tail>,
+    },
     /// Links the game that follows this finished one; answers the linked game (an earlier link
     /// stays).
     LinkRematch { name: String, reply: Reply<String> },
@@ -146,10 +151,11 @@ pub(crate) struct Tail {
     pub version: u64,
     /// The events after the stream's cursor, if the task holds them (else the store has them).
     pub events: Option<Vec<Event>>,
-    /// The latest snapshot the task holds: its version and state.
-    pub base: Option<(u64, Game)>,
-    /// The record.
-    pub lobby: Lobby,
+    /// The latest snapshot the task holds, its version and state, when asked for. Boxed, as the
+    /// record: a tail is moved several times on its way to the stream.
+    pub base: Option<Box<(u64, Game)>>,
+    /// The record, when reading from the start (the first event shows the game's options).
+    pub lobby: Option<Box<Lobby>>,
     /// The turn deadline.
     pub deadline: Option<Instant>,
 }
@@ -575,8 +581,12 @@ impl Live {
             Command::View { viewer, reply } => {
                 let _ = reply.send(self.view(viewer).await);
             }
-            Command::Read { after, reply } => {
-                let _ = reply.send(Ok(self.read(after)));
+            Command::Read {
+                after,
+                with_base,
+                reply,
+            } => {
+                let _ = reply.send(Ok(self.read(after, with_base)));
             }
             Command::LinkRematch { name, reply } => {
                 let _ = reply.send(self.link_rematch(name).await);
@@ -936,15 +946,17 @@ impl Live {
         }
     }
 
-    fn read(&self, after: u64) -> Tail {
+    /// What a stream at `after` needs to go on: only what it lacks is cloned (a stream reads
+    /// once per change of the game, so this is the hot path of every subscriber).
+    fn read(&self, after: u64, with_base: bool) -> Tail {
         Tail {
             version: self.log.len(),
             events: self.log.since(after).map(<[Event]>::to_vec),
             base: match self.log.base() {
-                (v, Some(state)) => Some((v, state.clone())),
+                (v, Some(state)) if with_base => Some(Box::new((v, state.clone()))),
                 _ => None,
             },
-            lobby: self.lobby.clone(),
+            lobby: (after == 0).then(|| Box::new(self.lobby.clone())),
             deadline: self.deadline,
         }
     }

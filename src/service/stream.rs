@@ -176,10 +176,12 @@ async fn read_tail(
     game: &GameRef,
     store: &dyn EventStore,
     cursor: u64,
+    with_base: bool,
 ) -> Result<Tail, ServiceError> {
     match game
         .ask(|reply| Command::Read {
             after: cursor,
+            with_base,
             reply,
         })
         .await
@@ -201,7 +203,7 @@ async fn read_tail(
                 version: cursor + events.len() as u64,
                 events: Some(events),
                 base: None,
-                lobby,
+                lobby: Some(Box::new(lobby)),
                 deadline: None,
             })
         }
@@ -250,7 +252,7 @@ async fn game_stream(
         // while it runs, and the stream's task is left small while it waits, which is most of
         // its life (a task's size is its largest state at any await).
         let waiting = Box::pin(async {
-            let tail = match read_tail(game, store, cursor).await {
+            let tail = match read_tail(game, store, cursor, replica.is_none()).await {
                 Ok(tail) => tail,
                 Err(error) => {
                     let _ = tx.send(Err(error.into())).await;
@@ -260,12 +262,13 @@ async fn game_stream(
             // Start from the latest snapshot when the stream needs nothing before it.
             let mut tail = tail;
             if replica.is_none()
-                && let Some((base, state)) = tail.base.take()
-                && (from_now || base <= after)
+                && let Some(snapshot) = tail.base.take()
+                && (from_now || snapshot.0 <= after)
             {
+                let (base, state) = *snapshot;
                 replica = Some(Box::new(state));
                 cursor = base;
-                tail = match read_tail(game, store, cursor).await {
+                tail = match read_tail(game, store, cursor, false).await {
                     Ok(tail) => tail,
                     Err(error) => {
                         let _ = tx.send(Err(error.into())).await;
@@ -334,7 +337,7 @@ async fn game_stream(
                         send(Kind::Event(convert::event(
                             cursor,
                             &seen,
-                            Some(&tail.lobby),
+                            tail.lobby.as_deref(),
                         )))
                         .await?;
                     }
@@ -345,8 +348,11 @@ async fn game_stream(
                     send(view_of(state)).await?;
                 }
                 if cursor > after {
-                    let seen =
-                        convert::event(cursor, &project(state, &event, viewer), Some(&tail.lobby));
+                    let seen = convert::event(
+                        cursor,
+                        &project(state, &event, viewer),
+                        tail.lobby.as_deref(),
+                    );
                     send(Kind::Event(seen)).await?;
                 }
             }
