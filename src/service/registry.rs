@@ -99,9 +99,46 @@ struct Table {
     /// Live games in creation (or load) order.
     order: BTreeMap<u64, Arc<str>>,
     next: u64,
+    /// Live games per creating client, counting the creations under way ([`Reservation`]).
     per_client: HashMap<IpAddr, usize>,
+    /// Creations under way: each holds a place against `max_games` until its game is installed.
+    reserved: usize,
     /// Which live game each known seat token belongs to.
     tokens: HashMap<TokenHash, Arc<str>>,
+}
+
+impl Table {
+    /// One live game (or creation under way) of `ip` less.
+    fn release_client(&mut self, ip: IpAddr) {
+        if let Some(n) = self.per_client.get_mut(&ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_client.remove(&ip);
+            }
+        }
+    }
+}
+
+/// A place held in the registry's limits for a game being created; given back when dropped
+/// unless the game filled it.
+struct Reservation<'a> {
+    registry: &'a Registry,
+    client: Option<IpAddr>,
+    filled: bool,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.filled {
+            return;
+        }
+        if let Ok(mut table) = self.registry.table.lock() {
+            table.reserved = table.reserved.saturating_sub(1);
+            if let Some(ip) = self.client {
+                table.release_client(ip);
+            }
+        }
+    }
 }
 
 /// Every live game of this server.
@@ -332,12 +369,13 @@ impl Registry {
     }
 
     /// Starts the task of a game and registers it.
+    /// A new game fills the place its `reservation` held.
     fn install(
         self: &Arc<Self>,
         name: &str,
         record: &str,
         log: EventLog,
-        client: Option<IpAddr>,
+        reservation: Option<&mut Reservation<'_>>,
     ) -> Result<GameRef, String> {
         let lobby = Lobby::from_record(record)?;
         let tokens: Vec<TokenHash> = lobby.seats.iter().filter_map(|s| s.token_hash).collect();
@@ -370,11 +408,15 @@ impl Registry {
             log,
             hooks,
         )?;
+        let mut client = None;
+        if let Some(reservation) = reservation {
+            // The place becomes the game's: the client's count already holds it.
+            table.reserved = table.reserved.saturating_sub(1);
+            reservation.filled = true;
+            client = reservation.client;
+        }
         for token in &tokens {
             table.tokens.insert(*token, key.clone());
-        }
-        if let Some(ip) = client {
-            *table.per_client.entry(ip).or_default() += 1;
         }
         table.order.insert(seq, key.clone());
         table.by_name.insert(
@@ -406,13 +448,8 @@ impl Registry {
             for token in &slot.tokens {
                 table.tokens.remove(token);
             }
-            if let Some(ip) = slot.client
-                && let Some(n) = table.per_client.get_mut(&ip)
-            {
-                *n -= 1;
-                if *n == 0 {
-                    table.per_client.remove(&ip);
-                }
+            if let Some(ip) = slot.client {
+                table.release_client(ip);
             }
         }
         // Give memory back once most games have left.
@@ -440,6 +477,41 @@ impl Registry {
                 table.tokens.insert(token, key);
             }
         }
+    }
+
+    /// Holds a place for a game about to be created, within `max_games` and the client's
+    /// `max_games_per_client`: creations at once each count, so they cannot pass a limit
+    /// together. The place is given back if the creation fails or is cancelled.
+    fn reserve(&self, client: Option<IpAddr>) -> Result<Reservation<'_>, ServiceError> {
+        let mut table = self.table()?;
+        if table.by_name.len() + table.reserved >= self.config.max_games {
+            return Err(ServiceError::exhausted(
+                "TOO_MANY_GAMES",
+                "the server holds as many live games as it may; try again later",
+            ));
+        }
+        if let Some(ip) = client {
+            let count = table.per_client.entry(ip).or_default();
+            if *count >= self.config.max_games_per_client {
+                let limit = self.config.max_games_per_client;
+                if *count == 0 {
+                    table.per_client.remove(&ip);
+                }
+                return Err(ServiceError::exhausted(
+                    "CLIENT_GAME_LIMIT",
+                    format!(
+                        "this address has {limit} live games, as many as one client may create"
+                    ),
+                ));
+            }
+            *count += 1;
+        }
+        table.reserved += 1;
+        Ok(Reservation {
+            registry: self,
+            client,
+            filled: false,
+        })
     }
 
     /// Creates a game with open seats (bot seats taken); a table of bots only starts at once.
@@ -501,27 +573,7 @@ impl Registry {
             }
             bot_seats.push(seat);
         }
-        {
-            let table = self.table()?;
-            if table.by_name.len() >= self.config.max_games {
-                return Err(ServiceError::exhausted(
-                    "TOO_MANY_GAMES",
-                    "the server holds as many live games as it may; try again later",
-                ));
-            }
-            if let Some(ip) = client
-                && table.per_client.get(&ip).copied().unwrap_or(0)
-                    >= self.config.max_games_per_client
-            {
-                return Err(ServiceError::exhausted(
-                    "CLIENT_GAME_LIMIT",
-                    format!(
-                        "this address has {} live games, as many as one client may create",
-                        self.config.max_games_per_client
-                    ),
-                ));
-            }
-        }
+        let mut reservation = self.reserve(client)?;
         let name = format!("games/{}", &new_token()[..16]);
         let invite_code = self.players.new_code(&name).await?;
         let lobby = Lobby {
@@ -556,7 +608,7 @@ impl Registry {
         self.store.save_game(&name, &record, false).await?;
         let all_bots = lobby.all_bots();
         let game = self
-            .install(&name, &record, EventLog::default(), client)
+            .install(&name, &record, EventLog::default(), Some(&mut reservation))
             .map_err(|error| ServiceError::Damaged {
                 game: name.clone(),
                 error,

@@ -5,6 +5,7 @@ mod common;
 mod fold;
 mod games;
 mod harness;
+mod limits;
 mod ops;
 mod recovery;
 mod refusals;
