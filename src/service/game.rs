@@ -11,7 +11,7 @@
 //! other servers appended, and its streams see those events.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rand::SeedableRng;
@@ -31,6 +31,7 @@ use super::log::EventLog;
 use super::metrics::Metrics;
 use super::players::{self, Players};
 use super::ratings;
+use super::registry::Registry;
 
 /// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
 const REQUESTS_IN_MEMORY: usize = 1024;
@@ -174,18 +175,33 @@ pub(crate) struct GameRef {
     pub store_version: Arc<watch::Sender<u64>>,
     /// Counts changes of the lobby (seats taken or left); waiting rooms' streams wait on it.
     pub lobby_changes: watch::Receiver<u64>,
+    /// Where the game is found again once this task has left memory.
+    registry: Weak<Registry>,
 }
+
+/// Times a command follows its game to a new task before giving up.
+const FOLLOW_TASK: usize = 3;
 
 impl GameRef {
     /// Sends `make(reply)` to the task and waits for its answer. The task finishes the command
-    /// whether or not this caller is still waiting.
+    /// whether or not this caller is still waiting. A task answers every command it took before
+    /// it left memory; one that finds it gone goes to the game's next task, loaded from the
+    /// store (the game was found just as its keep time ran out).
     pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
         let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Box::new(make(reply)))
-            .await
-            .map_err(|_| ServiceError::Stopping)?;
-        answer.await.map_err(|_| ServiceError::Stopping)?
+        let mut command = Box::new(make(reply));
+        let mut commands = self.commands.clone();
+        for _ in 0..FOLLOW_TASK {
+            match commands.send(command).await {
+                Ok(()) => return answer.await.map_err(|_| ServiceError::Stopping)?,
+                Err(mpsc::error::SendError(back)) => {
+                    command = back;
+                    let registry = self.registry.upgrade().ok_or(ServiceError::Stopping)?;
+                    commands = registry.get(&self.name).await?.commands;
+                }
+            }
+        }
+        Err(ServiceError::Stopping)
     }
 
     /// Whether the task has stopped.
@@ -204,6 +220,8 @@ pub(crate) struct Hooks {
     pub on_stop: Box<dyn FnOnce() + Send>,
     /// Where a rated game's outcome goes.
     pub players: Players,
+    /// The registry, which loads the game again once this task has stopped.
+    pub registry: Weak<Registry>,
 }
 
 /// The game's state inside its task.
@@ -272,6 +290,7 @@ pub(crate) fn spawn(
         version: version.subscribe(),
         store_version: store_version.clone(),
         lobby_changes: lobby_changes.subscribe(),
+        registry: hooks.registry.clone(),
     };
     let now = Instant::now();
     let lobby_ends = lobby_ends(&lobby, lifecycle.lobby_ttl, now);
@@ -378,6 +397,12 @@ impl Live {
         Box::pin(self.settle()).await;
         loop {
             if self.gone() {
+                // No command is taken from now on (a caller finds the game's next task); those
+                // already taken are answered.
+                commands.close();
+                while let Ok(command) = commands.try_recv() {
+                    Box::pin(self.handle(*command)).await;
+                }
                 return;
             }
             let wake = self.next_wake();

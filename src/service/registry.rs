@@ -399,6 +399,7 @@ impl Registry {
                 }
             }),
             players: self.players.clone(),
+            registry: Arc::downgrade(self),
         };
         let game = game::spawn(
             name,

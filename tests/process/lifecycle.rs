@@ -369,3 +369,56 @@ async fn an_expired_lobby_says_so_with_an_event_that_outlives_a_restart() {
     let event = next_event(&mut replay).await;
     assert!(matches!(event.kind, Some(pb::event::Kind::LobbyExpired(_))));
 }
+
+/// [Issue 13: lifecycle] Calls that find a game just as its keep time runs out are answered, from
+/// the game's next task, loaded from the store: with a keep time of a millisecond, every
+/// `CreateGame` of an all-bot game and every `GetGame` and `GetView` racing its task's exit
+/// answers with the finished game (the soak bench once got `SERVER_STOPPING` from a
+/// `CreateGame` whose game left memory between its start and its description).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_that_race_a_game_leaving_memory_are_answered_from_the_store() {
+    let server = Server::start("memory", &["--bot-delay-ms", "0", "--keep-finished", "1ms"]).await;
+    let client = server.client().await;
+    let mut readers = Vec::new();
+    for worker in 0..4 {
+        let mut client = client.clone();
+        readers.push(tokio::spawn(async move {
+            let mut answered = 0;
+            for round in 0..100 {
+                let game = create(&mut client, bots_only())
+                    .await
+                    .unwrap_or_else(|e| panic!("create {worker}/{round}: {e:?}"));
+                assert_eq!(game.status, pb::GameStatus::Finished as i32);
+                for _ in 0..5 {
+                    let again = client
+                        .get_game(pb::GetGameRequest {
+                            name: game.name.clone(),
+                        })
+                        .await
+                        .unwrap_or_else(|e| panic!("GetGame {}: {e:?}", game.name))
+                        .into_inner()
+                        .game
+                        .unwrap();
+                    assert_eq!((again.status, again.version), (game.status, game.version));
+                    let seen = client
+                        .get_view(pb::GetViewRequest {
+                            game: game.name.clone(),
+                        })
+                        .await
+                        .unwrap_or_else(|e| panic!("GetView {}: {e:?}", game.name))
+                        .into_inner()
+                        .view
+                        .unwrap();
+                    assert_eq!(seen.version, game.version);
+                    answered += 2;
+                }
+            }
+            answered
+        }));
+    }
+    let mut answered = 0;
+    for reader in readers {
+        answered += reader.await.unwrap();
+    }
+    assert_eq!(answered, 4 * 100 * 10);
+}
