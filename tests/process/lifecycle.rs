@@ -390,25 +390,9 @@ async fn calls_that_race_a_game_leaving_memory_are_answered_from_the_store() {
                     .unwrap_or_else(|e| panic!("create {worker}/{round}: {e:?}"));
                 assert_eq!(game.status, pb::GameStatus::Finished as i32);
                 for _ in 0..5 {
-                    let again = client
-                        .get_game(pb::GetGameRequest {
-                            name: game.name.clone(),
-                        })
-                        .await
-                        .unwrap_or_else(|e| panic!("GetGame {}: {e:?}", game.name))
-                        .into_inner()
-                        .game
-                        .unwrap();
+                    let again = get_game(&mut client, &game.name).await;
                     assert_eq!((again.status, again.version), (game.status, game.version));
-                    let seen = client
-                        .get_view(pb::GetViewRequest {
-                            game: game.name.clone(),
-                        })
-                        .await
-                        .unwrap_or_else(|e| panic!("GetView {}: {e:?}", game.name))
-                        .into_inner()
-                        .view
-                        .unwrap();
+                    let seen = view(&mut client, &game.name, None).await;
                     assert_eq!(seen.version, game.version);
                     answered += 2;
                 }
