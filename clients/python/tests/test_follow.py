@@ -16,6 +16,7 @@ import sys
 import time
 
 import nats
+import nats.errors
 import pytest
 
 from unoflip import Client
@@ -121,6 +122,30 @@ def test_the_follower_prints_every_event_once_and_a_durable_one_resumes(publishi
     assert [line.split(":")[0] for line in again] == [f"{second} #{v}" for v in range(1, m + 1)]
     # Without a durable name: everything from the first.
     assert len(lines_of(broker, None)) == n + m
+
+
+def test_an_idle_follower_stops_whichever_timeout_the_fetch_raises(
+    publishing: Server, broker: str, monkeypatch: pytest.MonkeyPatch
+):
+    """nats-py raises its own TimeoutError when a fetch finds nothing, and since 2.16 sometimes
+    asyncio's plain one (its deadline ran out between two requests): both mean "idle"."""
+    first, n = bot_game(publishing.address, broker, 0)
+    from nats.js.client import JetStreamContext
+
+    real_fetch = JetStreamContext.PullSubscription.fetch
+    plain = []
+
+    async def fetch(self, *args, **kwargs):
+        try:
+            return await real_fetch(self, *args, **kwargs)
+        except nats.errors.TimeoutError:
+            plain.append(1)
+            raise asyncio.TimeoutError from None
+
+    monkeypatch.setattr(JetStreamContext.PullSubscription, "fetch", fetch)
+    lines = lines_of(broker, None)
+    assert [line.split(":")[0] for line in lines] == [f"{first} #{v}" for v in range(1, n + 1)]
+    assert plain == [1]
 
 
 def test_the_command_line_follower(publishing: Server, broker: str):

@@ -20,7 +20,6 @@ import sys
 from typing import TextIO
 
 import nats
-import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from unoflip.v1 import service_pb2
@@ -58,7 +57,9 @@ async def follow(
         while True:
             try:
                 messages = await subscription.fetch(256, timeout=idle_exit or 5.0)
-            except nats.errors.TimeoutError:
+            except asyncio.TimeoutError:
+                # nats-py raises its own TimeoutError (a subclass) or, since 2.16 when the
+                # deadline runs out between its requests, asyncio's: both mean nothing came.
                 if idle_exit is not None:
                     return printed
                 continue
