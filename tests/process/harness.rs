@@ -361,6 +361,23 @@ pub async fn firehose_stream(client: &mut Client) -> tonic::Streaming<pb::Subscr
         .into_inner()
 }
 
+/// The firehose's next event, passing over heartbeats (a stream idle for the heartbeat interval
+/// on a slow machine) and its caught-up mark.
+pub async fn next_firehose_event(
+    stream: &mut tonic::Streaming<pb::SubscribeAllResponse>,
+) -> pb::GameEvent {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("a firehose message within 10 s")
+            .unwrap()
+            .expect("the firehose goes on");
+        if let Some(pb::subscribe_all_response::Kind::Event(event)) = message.kind {
+            return event;
+        }
+    }
+}
+
 pub async fn get_game(client: &mut Client, game: &str) -> pb::Game {
     client
         .get_game(pb::GetGameRequest {

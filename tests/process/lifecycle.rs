@@ -305,16 +305,7 @@ async fn an_expired_lobby_says_so_with_an_event_that_outlives_a_restart() {
         matches!(event.kind, Some(pb::event::Kind::LobbyExpired(_))),
         "the seat's stream says the lobby expired: {event:?}"
     );
-    let told = loop {
-        let message = tokio::time::timeout(Duration::from_secs(10), firehose.message())
-            .await
-            .expect("a firehose message within 10 s")
-            .unwrap()
-            .expect("the firehose goes on");
-        if let Some(pb::subscribe_all_response::Kind::Event(e)) = message.kind {
-            break e;
-        }
-    };
+    let told = next_firehose_event(&mut firehose).await;
     assert_eq!(told.game, lobby, "{told:?}");
     let told = told.event.unwrap();
     assert_eq!(told.version, 1);

@@ -18,6 +18,7 @@ import time
 import nats
 import nats.errors
 import pytest
+from nats.js.client import JetStreamContext
 
 from unoflip import Client
 from unoflip.follow import follow
@@ -130,8 +131,6 @@ def test_an_idle_follower_stops_whichever_timeout_the_fetch_raises(
     """nats-py raises its own TimeoutError when a fetch finds nothing, and since 2.16 sometimes
     asyncio's plain one (its deadline ran out between two requests): both mean "idle"."""
     first, n = bot_game(publishing.address, broker, 0)
-    from nats.js.client import JetStreamContext
-
     real_fetch = JetStreamContext.PullSubscription.fetch
     plain = []
 
