@@ -767,3 +767,69 @@ async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
+    // Two servers on one file: each store's writer must see the other's appends, so a stale
+    // expected version is refused and nothing is written twice or over.
+    let path = tempdir().join("events.sqlite3");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    let g = "games/shared";
+    assert_eq!(a.append(g, 0, &[created(), turn(1)], None).await, Ok(2));
+    assert_eq!(b.append(g, 2, &[turn(0)], None).await, Ok(3));
+    // a last wrote version 2; the file is at 3.
+    assert_eq!(
+        a.append(g, 2, &[turn(1)], None).await,
+        Err(StoreError::Conflict {
+            game: g.into(),
+            expected: 2,
+            actual: 3
+        })
+    );
+    assert_eq!(a.append(g, 3, &[turn(1)], None).await, Ok(4));
+    // b last wrote 3, the file is at 4.
+    assert!(matches!(
+        b.append(g, 3, &[turn(0)], None).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    assert_eq!(b.append(g, 4, &[turn(0)], None).await, Ok(5));
+    let expected = vec![created(), turn(1), turn(0), turn(1), turn(0)];
+    assert_eq!(a.read(g, 0).await.unwrap(), expected);
+    assert_eq!(b.read(g, 0).await.unwrap(), expected);
+    let all = read_all(&a, 0, 100).await;
+    let versions: Vec<u64> = all.iter().map(|c| c.version).collect();
+    assert_eq!(versions, vec![1, 2, 3, 4, 5]);
+    assert!(all.windows(2).all(|w| w[0].position < w[1].position));
+}
+
+#[tokio::test]
+async fn a_sqlite_file_made_before_request_ids_gains_them_on_opening() {
+    // Files made before request ids were kept have no `request` column: opening adds it.
+    let path = tempdir().join("events.sqlite3");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE events (
+                 position INTEGER PRIMARY KEY AUTOINCREMENT,
+                 game TEXT NOT NULL,
+                 version INTEGER NOT NULL,
+                 body TEXT NOT NULL,
+                 UNIQUE (game, version)
+             );",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(
+        store.append("games/old", 0, &[created()], None).await,
+        Ok(1)
+    );
+    assert_eq!(
+        store.append("games/old", 1, &[turn(1)], Some("r1")).await,
+        Ok(2)
+    );
+    assert_eq!(store.request("games/old", "r1").await, Ok(Some((2, 2))));
+    assert_eq!(store.request("games/old", "r0").await, Ok(None));
+}
