@@ -64,6 +64,16 @@ pub enum ServiceError {
         /// Words for a person.
         message: String,
     },
+    /// Too many requests from one client address (`RESOURCE_EXHAUSTED`); the status carries a
+    /// google.rpc.RetryInfo saying when the next one may pass.
+    RateLimited {
+        /// Stable UPPER_SNAKE reason.
+        reason: &'static str,
+        /// Words for a person.
+        message: String,
+        /// How long until the address's bucket lets the next request through.
+        retry_after: std::time::Duration,
+    },
     /// The client expected another version of the game (`FAILED_PRECONDITION`).
     VersionMismatch {
         /// The version the client expected.
@@ -169,7 +179,7 @@ impl ServiceError {
             E::NoGame(_) | E::NotFound { .. } => Code::NotFound,
             E::Unauthenticated(_) | E::PlayerUnauthenticated(_) => Code::Unauthenticated,
             E::Denied { .. } => Code::PermissionDenied,
-            E::Exhausted { .. } => Code::ResourceExhausted,
+            E::Exhausted { .. } | E::RateLimited { .. } => Code::ResourceExhausted,
             // Another server moved first and the retries ran out: try again.
             E::Store(StoreError::Conflict { .. }) => Code::Aborted,
             E::Store(StoreError::Corrupt { .. } | StoreError::Gap { .. }) | E::Damaged { .. } => {
@@ -187,6 +197,7 @@ impl ServiceError {
             | E::Precondition { reason, .. }
             | E::Denied { reason, .. }
             | E::Exhausted { reason, .. }
+            | E::RateLimited { reason, .. }
             | E::NotFound { reason, .. } => reason,
             E::PlayerUnauthenticated(_) => "PLAYER_TOKEN_INVALID",
             E::Rule(e) => e.reason(),
@@ -210,6 +221,7 @@ impl ServiceError {
             | E::Precondition { message, .. }
             | E::Denied { message, .. }
             | E::Exhausted { message, .. }
+            | E::RateLimited { message, .. }
             | E::NotFound { message, .. }
             | E::PlayerUnauthenticated(message)
             | E::Unauthenticated(message) => message.clone(),
@@ -263,14 +275,14 @@ impl From<StoreError> for ServiceError {
 
 impl From<ServiceError> for Status {
     fn from(e: ServiceError) -> Self {
-        Status::with_error_details(
-            e.code(),
-            e.message(),
-            ErrorDetails::with_error_info(
-                e.reason(),
-                ERROR_DOMAIN,
-                std::collections::HashMap::new(),
-            ),
-        )
+        let mut details = ErrorDetails::with_error_info(
+            e.reason(),
+            ERROR_DOMAIN,
+            std::collections::HashMap::new(),
+        );
+        if let ServiceError::RateLimited { retry_after, .. } = &e {
+            details.set_retry_info(Some(*retry_after));
+        }
+        Status::with_error_details(e.code(), e.message(), details)
     }
 }

@@ -1,7 +1,7 @@
 //! Request rate limits per client address, across all of its connections: one bucket for every
 //! request, and a slower one for `JoinGame` and `RegisterPlayer` (taking seats, making players). Both are `governor` keyed rate
 //! limiters (GCRA). A request over a limit is refused with `RESOURCE_EXHAUSTED` (`RATE_LIMITED`
-//! or `JOIN_RATE_LIMITED`) and touches nothing.
+//! or `JOIN_RATE_LIMITED`, with a google.rpc.RetryInfo giving the wait) and touches nothing.
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
+use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tonic::server::NamedService;
 use tonic::transport::server::TcpConnectInfo;
@@ -71,21 +72,25 @@ impl RateLimitLayer {
             }
         }
         if let Some(requests) = &self.requests
-            && requests.check_key(&peer).is_err()
+            && let Err(not_until) = requests.check_key(&peer)
         {
-            return Some(ServiceError::exhausted(
-                "RATE_LIMITED",
-                "too many requests from this address; slow down",
-            ));
+            return Some(ServiceError::RateLimited {
+                reason: "RATE_LIMITED",
+                message: "too many requests from this address; slow down".to_owned(),
+                retry_after: not_until.wait_time_from(requests.clock().now()),
+            });
         }
         if (path == JOIN_PATH || path == REGISTER_PATH)
             && let Some(joins) = &self.joins
-            && joins.check_key(&peer).is_err()
+            && let Err(not_until) = joins.check_key(&peer)
         {
-            return Some(ServiceError::exhausted(
-                "JOIN_RATE_LIMITED",
-                "too many JoinGame and RegisterPlayer calls from this address; wait a minute",
-            ));
+            return Some(ServiceError::RateLimited {
+                reason: "JOIN_RATE_LIMITED",
+                message:
+                    "too many JoinGame and RegisterPlayer calls from this address; wait a minute"
+                        .to_owned(),
+                retry_after: not_until.wait_time_from(joins.clock().now()),
+            });
         }
         None
     }

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use tonic::Code;
+use tonic_types::StatusExt;
 use unoflip::proto as pb;
 
 use super::harness::*;
@@ -48,6 +49,17 @@ async fn one_address_over_its_request_rate_is_refused_on_every_connection_and_ot
         "{} of twenty passed in {elapsed:.2} s",
         20 - refused
     );
+    // Each refusal says how long to wait: at most the second a request costs at one a second.
+    for status in answers.iter().filter_map(|a| a.as_ref().err()) {
+        let wait = status
+            .get_details_retry_info()
+            .and_then(|info| info.retry_delay)
+            .unwrap_or_else(|| panic!("no RetryInfo in {status:?}"));
+        assert!(
+            wait > Duration::ZERO && wait <= Duration::from_secs(1),
+            "{wait:?}"
+        );
+    }
     // Another address has its own budget.
     let mut other = server.client_from("127.0.0.3").await;
     other
@@ -96,6 +108,15 @@ async fn join_game_is_limited_per_address_and_a_refused_join_takes_no_seat() {
         .await
         .unwrap_err();
     assert_eq!(reason(&refused), "JOIN_RATE_LIMITED");
+    // Three a minute: the next one passes within twenty seconds.
+    let wait = refused
+        .get_details_retry_info()
+        .and_then(|info| info.retry_delay)
+        .expect("a JOIN_RATE_LIMITED refusal says when to come back");
+    assert!(
+        wait > Duration::ZERO && wait <= Duration::from_secs(20),
+        "{wait:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
