@@ -11,6 +11,8 @@ import pytest
 from unoflip import Client, UnoflipError, draw, play
 from unoflip.bot import play_seat
 
+from conftest import Server
+
 
 class Worker(threading.Thread):
     """A thread that keeps its target's result or exception."""
@@ -170,3 +172,25 @@ def test_a_finished_games_replay_shows_every_hand(client: Client):
     assert again.status == 1  # GAME_STATUS_WAITING
     assert again.options.ruleset == game.options.ruleset and list(again.options.bot_seats) == [1]
     assert seat.rematch().name == again.name == client.get_game(game.name).rematch
+
+
+def test_calls_over_the_rate_limit_wait_as_the_server_asks_and_then_pass(tmp_path):
+    server = Server(tmp_path, "memory", ["--rate-limit", "20"])
+    server.start()
+    try:
+        with Client(server.address) as client:
+            game = client.create_game(seats=2, bot_seats=[1])
+            started = time.monotonic()
+            # Twenty a second in bursts of twenty: sixty calls pass, the last forty waiting.
+            for _ in range(60):
+                assert client.get_game(game.name).name == game.name
+            assert time.monotonic() - started >= 1.5
+        # Without time to retry, the refusal is an error that says how long to wait.
+        with Client(server.address, retry_for=0) as hasty:
+            with pytest.raises(UnoflipError) as refused:
+                for _ in range(100):
+                    hasty.get_game(game.name)
+            assert refused.value.reason == "RATE_LIMITED"
+            assert refused.value.retry_after is not None and 0 < refused.value.retry_after <= 0.05
+    finally:
+        server.stop()

@@ -46,29 +46,42 @@ class UnoflipError(Exception):
 
     `reason` is the server's stable UPPER_SNAKE code from its ErrorInfo detail (NOT_YOUR_TURN,
     CARD_NOT_IN_HAND, VERSION_MISMATCH, ...), or the gRPC code's name when there is none.
+    `retry_after` is the wait in seconds the server asked for in a RetryInfo detail (rate
+    limits), or None.
     """
 
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str, metadata: dict[str, str]):
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        metadata: dict[str, str],
+        retry_after: float | None = None,
+    ):
         super().__init__(f"{reason}: {message}")
         self.code = code
         self.reason = reason
         self.message = message
         self.metadata = metadata
+        self.retry_after = retry_after
 
     @classmethod
     def from_rpc(cls, error: grpc.RpcError) -> UnoflipError:
         code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
         message = error.details() if hasattr(error, "details") else str(error)
-        reason, metadata = code.name, {}
+        reason, metadata, retry_after = code.name, {}, None
         try:
             status = rpc_status.from_call(error)  # type: ignore[arg-type]
         except (ValueError, AttributeError):
             status = None
         for detail in status.details if status else ():
             info = error_details_pb2.ErrorInfo()
+            retry = error_details_pb2.RetryInfo()
             if detail.Unpack(info):
                 reason, metadata = info.reason, dict(info.metadata)
-        return cls(code, reason, message or "", metadata)
+            elif detail.Unpack(retry):
+                retry_after = retry.retry_delay.ToTimedelta().total_seconds()
+        return cls(code, reason, message or "", metadata, retry_after)
 
 
 @dataclass(frozen=True)
@@ -139,7 +152,9 @@ class Client:
         retry_for: float = 15.0,
     ):
         """`retry_for`: seconds that calls safe to repeat (reads, and moves sent with an
-        expected_version) are retried while the server is unreachable, e.g. restarting."""
+        expected_version) are retried while the server is unreachable, e.g. restarting. Any
+        call the server's rate limit turned away (it ran nothing) is sent again after the wait
+        the server names, for as long."""
         self.target = target
         self.retry_for = retry_for
         self.channel = channel or grpc.insecure_channel(target)
@@ -156,12 +171,23 @@ class Client:
 
     def _call(self, method, request, token: str | None = None, *, retry: bool = False, timeout: float = 30.0):
         metadata = [("authorization", f"Bearer {token}")] if token else None
-        deadline = time.monotonic() + (self.retry_for if retry else 0.0)
+        started = time.monotonic()
+        deadline = started + (self.retry_for if retry else 0.0)
         while True:
             try:
                 return method(request, metadata=metadata, timeout=timeout)
             except grpc.RpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                code = error.code()
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    # A rate limit refuses before anything runs: any call may be sent again,
+                    # after the wait the server names, while that stays within retry_for.
+                    refused = UnoflipError.from_rpc(error)
+                    wait = refused.retry_after
+                    if wait is None or time.monotonic() + wait > started + self.retry_for:
+                        raise refused from None
+                    time.sleep(max(wait, 0.001))
+                    continue
+                if code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
                     raise UnoflipError.from_rpc(error) from None
                 time.sleep(0.1)
 
