@@ -16,7 +16,7 @@ use std::time::Instant;
 use rand::{Rng, RngExt};
 
 use super::Think;
-use crate::rules::{Action, CardId, Color, Event, Game, Kind, Seat, View, Viewer};
+use crate::rules::{Action, CardId, Color, Event, Game, Kind, Phase, Seat, View, Viewer};
 
 /// A rollout that reaches this many actions is scored as a loss (a round practically never
 /// lasts so long when seats play cards rather than draw).
@@ -149,8 +149,9 @@ fn round_winner(events: &[Event]) -> Option<Seat> {
 
 /// The rollout policy: a quick, sensible player that sees its sampled world's own hand. It calls
 /// UNO and catches when due, plays rather than draws (a colored card before a wild, the color it
-/// holds most), plays a drawn card that fits, accepts penalties, and swaps with the smallest
-/// hand; ties are broken at random.
+/// holds most), plays a drawn card that fits, challenges a wild draw whose player probably held
+/// the previous color and accepts the others, and swaps with the smallest hand; ties are broken
+/// at random.
 fn rollout_action<R: Rng + ?Sized>(
     game: &Game,
     seat: Seat,
@@ -195,6 +196,7 @@ fn rollout_action<R: Rng + ?Sized>(
                 200u32.saturating_sub(u32::try_from(game.hand(other).len()).unwrap_or(200))
             }
             Action::Draw | Action::Keep | Action::Accept => 10,
+            Action::Challenge if challenge_pays(game) => 12,
             Action::Challenge => 1,
         };
         match best {
@@ -212,6 +214,17 @@ fn rollout_action<R: Rng + ?Sized>(
         }
     }
     best.map(|(_, a)| a).or_else(|| legal.first().copied())
+}
+
+/// Whether a seat facing a wild draw should challenge it, judged as a player who sees only the
+/// counts would: its player, holding three cards or more, most likely held the previous color
+/// (no card of one color among `n` is about (3/4)^n). Without this the rollouts never challenge,
+/// and a bluffed wild draw looks as safe as an honest one.
+fn challenge_pays(game: &Game) -> bool {
+    match game.phase() {
+        Phase::Penalty(penalty) => game.hand(penalty.from).len() >= 3,
+        _ => false,
+    }
 }
 
 /// The active side's color `hand` holds most of (the side's first color for a hand of wilds).
@@ -233,4 +246,49 @@ fn favourite_color(game: &Game, hand: &[CardId]) -> Color {
         }
     }
     colors.get(best).copied().unwrap_or(colors[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    use super::*;
+    use crate::rules::{Ruleset, Setup};
+
+    /// In every wild-draw penalty that random four-seat Flip games reach, the rollout policy
+    /// challenges exactly when the card's player holds three cards or more, and otherwise
+    /// accepts (when no UNO is to be called or caught first).
+    #[test]
+    fn rollouts_challenge_a_wild_draw_from_a_hand_of_three_or_more() {
+        let mut rng = SmallRng::seed_from_u64(19);
+        let (mut challenged, mut accepted) = (0, 0);
+        for _ in 0..200 {
+            let Ok((mut game, _)) = Game::new(&Setup::new(Ruleset::Flip, 4), &mut rng) else {
+                panic!("a four-seat Flip game starts");
+            };
+            while !game.is_over() {
+                let seat = game.turn();
+                let legal = game.legal_actions(seat);
+                if let Phase::Penalty(penalty) = game.phase()
+                    && legal.contains(&Action::Challenge)
+                    && game.uno_exposed().is_none()
+                {
+                    let chosen = rollout_action(&game, seat, &legal, &mut rng);
+                    if game.hand(penalty.from).len() >= 3 {
+                        assert_eq!(chosen, Some(Action::Challenge));
+                        challenged += 1;
+                    } else {
+                        assert_eq!(chosen, Some(Action::Accept));
+                        accepted += 1;
+                    }
+                }
+                let action = legal[rng.random_range(0..legal.len())];
+                if game.act(seat, action, &mut rng).is_err() {
+                    panic!("a listed action is legal");
+                }
+            }
+        }
+        assert!(challenged > 20 && accepted > 5, "{challenged} {accepted}");
+    }
 }
