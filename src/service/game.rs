@@ -179,29 +179,26 @@ pub(crate) struct GameRef {
     registry: Weak<Registry>,
 }
 
-/// Times a command follows its game to a new task before giving up.
-const FOLLOW_TASK: usize = 3;
-
 impl GameRef {
     /// Sends `make(reply)` to the task and waits for its answer. The task finishes the command
     /// whether or not this caller is still waiting. A task answers every command it took before
-    /// it left memory; one that finds it gone goes to the game's next task, loaded from the
-    /// store (the game was found just as its keep time ran out).
+    /// it left memory; one that finds it gone hands the command to the game's next task, loaded
+    /// from the store (the game was found just as its keep time ran out).
     pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
         let (reply, answer) = oneshot::channel();
-        let mut command = Box::new(make(reply));
-        let mut commands = self.commands.clone();
-        for _ in 0..FOLLOW_TASK {
-            match commands.send(command).await {
-                Ok(()) => return answer.await.map_err(|_| ServiceError::Stopping)?,
-                Err(mpsc::error::SendError(back)) => {
-                    command = back;
-                    let registry = self.registry.upgrade().ok_or(ServiceError::Stopping)?;
-                    commands = registry.get(&self.name).await?.commands;
-                }
-            }
+        if let Err(command) = self.send(Box::new(make(reply))).await {
+            let registry = self.registry.upgrade().ok_or(ServiceError::Stopping)?;
+            registry.deliver(&self.name, command).await?;
         }
-        Err(ServiceError::Stopping)
+        answer.await.map_err(|_| ServiceError::Stopping)?
+    }
+
+    /// Hands `command` to this task, or gives it back if the task has left memory.
+    pub(crate) async fn send(&self, command: Box<Command>) -> Result<(), Box<Command>> {
+        self.commands
+            .send(command)
+            .await
+            .map_err(|mpsc::error::SendError(back)| back)
     }
 
     /// Whether the task has stopped.
@@ -271,6 +268,7 @@ pub(crate) fn spawn(
     lobby: Lobby,
     log: EventLog,
     hooks: Hooks,
+    first: &mut Option<Box<Command>>,
 ) -> Result<GameRef, String> {
     let game = fold(&log)?;
     let mut lobby = lobby;
@@ -280,6 +278,16 @@ pub(crate) fn spawn(
         lobby.expired = true;
     }
     let (commands, receiver) = mpsc::channel(256);
+    if let Some(command) = first.take() {
+        // The channel is new and empty: this cannot fail, and if it did the command would come
+        // back to its caller.
+        if let Err(
+            mpsc::error::TrySendError::Full(back) | mpsc::error::TrySendError::Closed(back),
+        ) = commands.try_send(command)
+        {
+            *first = Some(back);
+        }
+    }
     let version = watch::channel(log.len()).0;
     let store_version = Arc::new(watch::channel(log.len()).0);
     let lobby_changes = watch::channel(0).0;
@@ -399,8 +407,10 @@ impl Live {
             if self.gone() {
                 // No command is taken from now on (a caller finds the game's next task); those
                 // already taken are answered.
+                // `recv` (not `try_recv`) until `None`: a sender holding a permit from before
+                // the close may not have written its command yet, and `recv` waits for it.
                 commands.close();
-                while let Ok(command) = commands.try_recv() {
+                while let Some(command) = commands.recv().await {
                     Box::pin(self.handle(*command)).await;
                 }
                 return;

@@ -26,6 +26,9 @@ use super::matchmaker::Matchmaker;
 use super::metrics::{Metrics, Open};
 use super::players::Players;
 
+/// Times a command follows its game to a new task before giving up.
+const FOLLOW_TASK: usize = 3;
+
 /// Limits and secrets of a running service.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -319,7 +322,8 @@ impl Registry {
             let loaded = match log.await {
                 Ok(Ok(log)) => {
                     let _guard = self.loading.lock().await;
-                    self.install(&name, &record, log, None).map(|_| ())
+                    self.install(&name, &record, log, None, &mut None)
+                        .map(|_| ())
                 }
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(e.to_string()),
@@ -341,6 +345,55 @@ impl Registry {
         if let Some(game) = self.live_ref(name)? {
             return Ok(game);
         }
+        self.load(name, &mut None).await
+    }
+
+    /// Hands `command` to the task of the game named `name`, whose last task left memory as the
+    /// command was sent. A task loaded for the command holds it before it starts, so it answers
+    /// it even if its keep time runs out at once (a finished game kept a millisecond on a busy
+    /// machine).
+    pub(crate) async fn deliver(
+        self: &Arc<Self>,
+        name: &str,
+        command: Box<game::Command>,
+    ) -> Result<(), ServiceError> {
+        let mut command = Some(command);
+        // Each turn either finds a task that took the command, or one that left memory since it
+        // was found (a race that needs a task to leave within one send), or loads a task.
+        for _ in 0..FOLLOW_TASK {
+            let Some(next) = command.take() else {
+                return Ok(());
+            };
+            if let Some(game) = self.live_ref(name)? {
+                match game.send(next).await {
+                    Ok(()) => return Ok(()),
+                    Err(back) => command = Some(back),
+                }
+                continue;
+            }
+            command = Some(next);
+            let game = self.load(name, &mut command).await?;
+            if let Some(next) = command.take() {
+                // Another caller loaded the game first.
+                match game.send(next).await {
+                    Ok(()) => return Ok(()),
+                    Err(back) => command = Some(back),
+                }
+            }
+        }
+        match command {
+            None => Ok(()),
+            Some(_) => Err(ServiceError::Stopping),
+        }
+    }
+
+    /// Loads the game named `name` from the store and starts its task, which takes `first`
+    /// before anything else; returns the live task instead if there is one (then `first` stays).
+    async fn load(
+        self: &Arc<Self>,
+        name: &str,
+        first: &mut Option<Box<game::Command>>,
+    ) -> Result<GameRef, ServiceError> {
         let _guard = self.loading.lock().await;
         if let Some(game) = self.live_ref(name)? {
             return Ok(game);
@@ -356,7 +409,8 @@ impl Registry {
             }
         };
         let log = stored_log(&*self.store, name).await?;
-        self.install(name, &record, log, None).map_err(damaged)
+        self.install(name, &record, log, None, first)
+            .map_err(damaged)
     }
 
     fn live_ref(&self, name: &str) -> Result<Option<GameRef>, ServiceError> {
@@ -376,6 +430,7 @@ impl Registry {
         record: &str,
         log: EventLog,
         reservation: Option<&mut Reservation<'_>>,
+        first: &mut Option<Box<game::Command>>,
     ) -> Result<GameRef, String> {
         let lobby = Lobby::from_record(record)?;
         let tokens: Vec<TokenHash> = lobby.seats.iter().filter_map(|s| s.token_hash).collect();
@@ -408,6 +463,7 @@ impl Registry {
             lobby,
             log,
             hooks,
+            first,
         )?;
         let mut client = None;
         if let Some(reservation) = reservation {
@@ -609,7 +665,13 @@ impl Registry {
         self.store.save_game(&name, &record, false).await?;
         let all_bots = lobby.all_bots();
         let game = self
-            .install(&name, &record, EventLog::default(), Some(&mut reservation))
+            .install(
+                &name,
+                &record,
+                EventLog::default(),
+                Some(&mut reservation),
+                &mut None,
+            )
             .map_err(|error| ServiceError::Damaged {
                 game: name.clone(),
                 error,
