@@ -168,13 +168,14 @@ pub(crate) struct GameRef {
     pub name: Arc<str>,
     /// Boxed: the channel's storage comes in blocks of 32 slots, kept while the game lives.
     commands: mpsc::Sender<Box<Command>>,
-    /// The number of events in the log; streams wait on it.
+    /// The number of events in the log; streams wait on it. A change of the lobby (a seat taken
+    /// or left) notifies it too, with the number as it was: one channel instead of two spares
+    /// every game a channel's 350 bytes, and waiting rooms' streams wait on it.
     pub version: watch::Receiver<u64>,
     /// The store's latest known version of the game, which the registry raises on another
-    /// server's append.
-    pub store_version: Arc<watch::Sender<u64>>,
-    /// Counts changes of the lobby (seats taken or left); waiting rooms' streams wait on it.
-    pub lobby_changes: watch::Receiver<u64>,
+    /// server's append; `None` when the store has no other writer (memory, SQLite), which spares
+    /// every game a channel.
+    pub store_version: Option<Arc<watch::Sender<u64>>>,
     /// Where the game is found again once this task has left memory.
     registry: Weak<Registry>,
 }
@@ -231,7 +232,8 @@ struct Live {
     lobby: Lobby,
     game: Option<Game>,
     log: EventLog,
-    rng: StdRng,
+    // No generator of its own: shuffles and bots draw from the thread's CSPRNG (`rand::rng()`,
+    // ChaCha, reseeded from the OS), which spares every idle game 320 bytes.
     requests: HashMap<String, Submitted>,
     /// When the seat to move runs out of time.
     deadline: Option<Instant>,
@@ -244,8 +246,7 @@ struct Live {
     /// When a lobby nobody started expires (its TTL counts from its creation, across restarts).
     lobby_ends: Instant,
     version: watch::Sender<u64>,
-    store_version: watch::Receiver<u64>,
-    lobby_changes: watch::Sender<u64>,
+    store_version: Option<watch::Receiver<u64>>,
     appended: Arc<watch::Sender<u64>>,
     metrics: Arc<Metrics>,
     /// A searching bot's move being thought on a blocking thread; the game goes on answering
@@ -289,15 +290,15 @@ pub(crate) fn spawn(
         }
     }
     let version = watch::channel(log.len()).0;
-    let store_version = Arc::new(watch::channel(log.len()).0);
-    let lobby_changes = watch::channel(0).0;
+    let store_version = store
+        .shared()
+        .then(|| Arc::new(watch::channel(log.len()).0));
     let name: Arc<str> = Arc::from(name);
     let handle = GameRef {
         name: name.clone(),
         commands,
         version: version.subscribe(),
         store_version: store_version.clone(),
-        lobby_changes: lobby_changes.subscribe(),
         registry: hooks.registry.clone(),
     };
     let now = Instant::now();
@@ -308,7 +309,6 @@ pub(crate) fn spawn(
         lobby,
         game,
         log,
-        rng: StdRng::from_rng(&mut rand::rng()),
         requests: HashMap::new(),
         deadline: None,
         bot_at: None,
@@ -316,8 +316,7 @@ pub(crate) fn spawn(
         unload_at: None,
         lobby_ends,
         version,
-        store_version: store_version.subscribe(),
-        lobby_changes,
+        store_version: store_version.as_ref().map(|v| v.subscribe()),
         appended: hooks.appended,
         metrics: hooks.metrics,
         players: hooks.players,
@@ -332,6 +331,16 @@ pub(crate) fn spawn(
         (hooks.on_stop)();
     });
     Ok(handle)
+}
+
+/// Waits for a change of `version`; never, if there is none to follow.
+async fn changed_or_never(
+    version: Option<&mut watch::Receiver<u64>>,
+) -> Result<(), watch::error::RecvError> {
+    match version {
+        Some(version) => version.changed().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// When a lobby created at `lobby.created_unix` expires, as an instant on this machine's clock.
@@ -401,7 +410,7 @@ impl Live {
 
     /// The loop: commands, the store moving on, and the clock, until the game leaves memory.
     async fn run(&mut self, mut commands: mpsc::Receiver<Box<Command>>) {
-        let mut following = self.store.shared();
+        let mut following = self.store_version.is_some();
         Box::pin(self.settle()).await;
         loop {
             if self.gone() {
@@ -428,9 +437,11 @@ impl Live {
                     // The registry forgot this game: nobody can reach it any more.
                     None => return,
                 },
-                changed = self.store_version.changed(), if following => {
+                changed = changed_or_never(self.store_version.as_mut()), if following => {
                     if changed.is_ok() {
-                        self.store_version.borrow_and_update();
+                        if let Some(store_version) = self.store_version.as_mut() {
+                            store_version.borrow_and_update();
+                        }
                         Box::pin(self.catch_up()).await;
                     } else {
                         following = false;
@@ -667,7 +678,7 @@ impl Live {
             && let Ok(lobby) = Lobby::from_record(&text)
         {
             if self.lobby.seats != lobby.seats || self.lobby.expired != lobby.expired {
-                self.lobby_changes.send_modify(|n| *n += 1);
+                self.lobby_changed();
             }
             self.lobby.seats = lobby.seats;
             self.lobby.expired = lobby.expired;
@@ -691,6 +702,11 @@ impl Live {
         Ok(name)
     }
 
+    /// Tells the streams that the lobby changed (they look at it again); the version stays.
+    fn lobby_changed(&self) {
+        self.version.send_modify(|_| ());
+    }
+
     /// Stores the record; waiting rooms' streams look at the lobby again.
     async fn save_record(&self) -> Result<(), ServiceError> {
         let over = self.status().is_final();
@@ -698,7 +714,7 @@ impl Live {
             .store
             .save_game(&self.name, &self.lobby.to_record(), over)
             .await;
-        self.lobby_changes.send_modify(|n| *n += 1);
+        self.lobby_changed();
         saved?;
         Ok(())
     }
@@ -812,7 +828,7 @@ impl Live {
                 format!("seat {open} is still open"),
             ));
         }
-        let (_, events) = Game::new(&self.lobby.setup, &mut self.rng)?;
+        let (_, events) = Game::new(&self.lobby.setup, &mut rand::rng())?;
         self.last_person = Instant::now();
         match self.commit(events, Mover::Server, None).await {
             Ok(_) => Ok(self.info()),
@@ -864,7 +880,8 @@ impl Live {
                     actual: version,
                 });
             }
-            let events = match decide(game, seat, action, &mut self.rng) {
+            let decided = decide(game, seat, action, &mut rand::rng());
+            let events = match decided {
                 Ok(events) => events,
                 // This server's copy may be behind another server's writes: catch up once and
                 // decide again before refusing.
@@ -1036,7 +1053,7 @@ impl Live {
             return Ok(false);
         }
         let view = game.view(Viewer::Seat(seat));
-        let Some(action) = bots::choose(level, &view, &mut self.rng) else {
+        let Some(action) = bots::choose(level, &view, &mut rand::rng()) else {
             return Ok(false);
         };
         self.server_move(seat, action).await
@@ -1054,7 +1071,7 @@ impl Live {
             0 => self.lifecycle.bot_think,
             ms => Duration::from_millis(u64::from(ms)).min(bots::MAX_THINK),
         });
-        let mut rng = StdRng::from_rng(&mut self.rng);
+        let mut rng = StdRng::from_rng(&mut rand::rng());
         let (reply, answer) = oneshot::channel();
         tokio::task::spawn_blocking(move || {
             // Nobody waits any more when the game left memory meanwhile.
@@ -1085,7 +1102,7 @@ impl Live {
                     return;
                 };
                 let view = game.view(Viewer::Seat(search.seat));
-                bots::choose(bots::Level::Heuristic, &view, &mut self.rng)
+                bots::choose(bots::Level::Heuristic, &view, &mut rand::rng())
             }
         };
         let Some(action) = action else {
@@ -1102,7 +1119,7 @@ impl Live {
         let Some(game) = self.game.as_ref() else {
             return Ok(false);
         };
-        let events = decide(game, seat, action, &mut self.rng)?;
+        let events = decide(game, seat, action, &mut rand::rng())?;
         match self.commit(events, Mover::Server, None).await {
             Ok(_) => {
                 self.metrics.server_moves.inc();
@@ -1126,7 +1143,7 @@ impl Live {
         let Some(action) = timeout_move(game) else {
             return Ok(());
         };
-        let events = decide(game, seat, action, &mut self.rng)?;
+        let events = decide(game, seat, action, &mut rand::rng())?;
         self.commit(events, Mover::Server, None).await?;
         self.metrics.time_outs.inc();
         // A timed-out draw keeps the card drawn in the same breath.
@@ -1134,7 +1151,7 @@ impl Live {
             && game.turn() == seat
             && matches!(game.phase(), Phase::PlayDrawn { .. })
         {
-            let events = decide(game, seat, Action::Keep, &mut self.rng)?;
+            let events = decide(game, seat, Action::Keep, &mut rand::rng())?;
             self.commit(events, Mover::Server, None).await?;
         }
         Ok(())
@@ -1198,7 +1215,9 @@ impl Live {
             self.appended.send_modify(|n| *n += 1);
         }
         self.version.send_replace(version);
-        self.store_version.borrow_and_update();
+        if let Some(store_version) = self.store_version.as_mut() {
+            store_version.borrow_and_update();
+        }
         self.deadline = self.lobby.timer.map(|t| Instant::now() + t);
         self.bot_at = None;
         if self.log.snapshot_due()

@@ -12,7 +12,8 @@ pub(crate) const SNAPSHOT_EVERY: usize = 256;
 #[derive(Default)]
 pub(crate) struct EventLog {
     base: u64,
-    base_state: Option<Game>,
+    /// Boxed: most games never reach a snapshot, and an unboxed `None` is as large as a `Game`.
+    base_state: Option<Box<Game>>,
     events: Vec<Event>,
 }
 
@@ -30,7 +31,7 @@ impl EventLog {
     pub(crate) fn from_snapshot(base: u64, state: Game, events: Vec<Event>) -> EventLog {
         EventLog {
             base,
-            base_state: Some(state),
+            base_state: Some(Box::new(state)),
             events,
         }
     }
@@ -53,7 +54,7 @@ impl EventLog {
 
     /// The base version and the state at it (`None` at version 0).
     pub(crate) fn base(&self) -> (u64, Option<&Game>) {
-        (self.base, self.base_state.as_ref())
+        (self.base, self.base_state.as_deref())
     }
 
     /// Whether enough events have come since the base to take a snapshot.
@@ -64,7 +65,7 @@ impl EventLog {
     /// After a snapshot of `state` at the current version was stored: it becomes the base.
     pub(crate) fn rebase(&mut self, state: Game) {
         self.base = self.len();
-        self.base_state = Some(state);
+        self.base_state = Some(Box::new(state));
         self.events.clear();
     }
 }

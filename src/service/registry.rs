@@ -1093,13 +1093,18 @@ async fn follow(registry: Weak<Registry>, mut changes: tokio::sync::broadcast::R
             Change::Appended { game, version } => {
                 if let Some(slot) = table.by_name.get(game.as_str())
                     && version > *slot.game.version.borrow()
+                    && let Some(store_version) = &slot.game.store_version
                 {
-                    slot.game.store_version.send_replace(version);
+                    store_version.send_replace(version);
                 }
             }
             Change::Any => {
-                for slot in table.by_name.values() {
-                    slot.game.store_version.send_modify(|_| {});
+                for store_version in table
+                    .by_name
+                    .values()
+                    .filter_map(|s| s.game.store_version.as_ref())
+                {
+                    store_version.send_modify(|_| {});
                 }
             }
         }

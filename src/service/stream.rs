@@ -233,7 +233,6 @@ async fn game_stream(
     };
     let view_of = |state: &Game| Kind::View(convert::view(&game.name, &state.view(viewer), None));
     let mut version_rx = game.version.clone();
-    let mut lobby_rx = game.lobby_changes.clone();
     // Boxed, as the replica below: they live as long as the stream, which waits most of its life.
     let mut lobby_sent: Option<Box<pb::Game>> = None;
     // While the game waits for players, a shared store's lobby is looked at again this often
@@ -247,7 +246,6 @@ async fn game_stream(
     let mut task_gone = false;
     loop {
         version_rx.borrow_and_update();
-        lobby_rx.borrow_and_update();
         // Catching up runs as a boxed future of its own: its state is large and needed only
         // while it runs, and the stream's task is left small while it waits, which is most of
         // its life (a task's size is its largest state at any await).
@@ -382,14 +380,10 @@ async fn game_stream(
             return Some(());
         }
         tokio::select! {
+            // New events, or a change of the lobby (the version as it was).
             changed = version_rx.changed() => {
                 if changed.is_err() {
                     // The task stopped: read once more (from the store), then end.
-                    task_gone = true;
-                }
-            }
-            changed = lobby_rx.changed(), if waiting => {
-                if changed.is_err() {
                     task_gone = true;
                 }
             }
