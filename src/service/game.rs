@@ -282,11 +282,8 @@ pub(crate) fn spawn(
     if let Some(command) = first.take() {
         // The channel is new and empty: this cannot fail, and if it did the command would come
         // back to its caller.
-        if let Err(
-            mpsc::error::TrySendError::Full(back) | mpsc::error::TrySendError::Closed(back),
-        ) = commands.try_send(command)
-        {
-            *first = Some(back);
+        if let Err(refused) = commands.try_send(command) {
+            *first = Some(refused.into_inner());
         }
     }
     let version = watch::channel(log.len()).0;

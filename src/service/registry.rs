@@ -358,33 +358,19 @@ impl Registry {
         command: Box<game::Command>,
     ) -> Result<(), ServiceError> {
         let mut command = Some(command);
-        // Each turn either finds a task that took the command, or one that left memory since it
-        // was found (a race that needs a task to leave within one send), or loads a task.
+        // Each turn loads a task that takes the command before it starts, or finds a live one
+        // and sends it; that fails only if the task left memory in between.
         for _ in 0..FOLLOW_TASK {
+            let game = self.load(name, &mut command).await?;
             let Some(next) = command.take() else {
                 return Ok(());
             };
-            if let Some(game) = self.live_ref(name)? {
-                match game.send(next).await {
-                    Ok(()) => return Ok(()),
-                    Err(back) => command = Some(back),
-                }
-                continue;
-            }
-            command = Some(next);
-            let game = self.load(name, &mut command).await?;
-            if let Some(next) = command.take() {
-                // Another caller loaded the game first.
-                match game.send(next).await {
-                    Ok(()) => return Ok(()),
-                    Err(back) => command = Some(back),
-                }
+            match game.send(next).await {
+                Ok(()) => return Ok(()),
+                Err(back) => command = Some(back),
             }
         }
-        match command {
-            None => Ok(()),
-            Some(_) => Err(ServiceError::Stopping),
-        }
+        Err(ServiceError::Stopping)
     }
 
     /// Loads the game named `name` from the store and starts its task, which takes `first`
