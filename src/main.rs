@@ -67,6 +67,10 @@ enum Command {
         /// deals its worlds: to measure what reading them is worth.
         #[arg(long)]
         expert_blind: bool,
+        /// The expert's worlds ignore what draws suggest (that a seat which drew on its turn
+        /// could not play the cards it held): to measure what that guess is worth.
+        #[arg(long)]
+        expert_ignore_draws: bool,
         /// Games played at once, one per thread (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
@@ -157,34 +161,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             expert_ms,
             expert_playouts,
             expert_blind,
+            expert_ignore_draws,
             jobs,
         } => {
             let think = unoflip::bots::Think {
                 time: std::time::Duration::from_millis(expert_ms),
                 playouts: expert_playouts.unwrap_or(u32::MAX),
-                knowledge: if expert_blind {
-                    unoflip::rules::Knowledge::Counts
-                } else {
-                    unoflip::rules::Knowledge::Backs
+                knowledge: match (expert_blind, expert_ignore_draws) {
+                    (true, _) => unoflip::rules::Knowledge::Counts,
+                    (false, true) => unoflip::rules::Knowledge::Backs,
+                    (false, false) => unoflip::rules::Knowledge::Draws,
                 },
             };
             let jobs = jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
-            arena(
-                ArenaConfig {
-                    ruleset: match ruleset {
-                        RulesetArg::Flip => Ruleset::Flip,
-                        RulesetArg::Classic => Ruleset::Classic,
-                    },
-                    levels,
-                    games,
-                    seed,
-                    think,
-                    jobs,
+            arena(ArenaConfig {
+                ruleset: match ruleset {
+                    RulesetArg::Flip => Ruleset::Flip,
+                    RulesetArg::Classic => Ruleset::Classic,
                 },
-                expert_blind,
-            )?
+                levels,
+                games,
+                seed,
+                think,
+                jobs,
+            })?
         }
         Command::Serve(args) => serve::run(*args).await?,
     }
@@ -192,7 +194,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 }
 
 /// Runs the arena with a progress bar on stderr and prints the table on stdout.
-fn arena(config: ArenaConfig, blind: bool) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+fn arena(config: ArenaConfig) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let ArenaConfig {
         ruleset,
         games,
@@ -225,10 +227,10 @@ fn arena(config: ArenaConfig, blind: bool) -> Result<(), Box<dyn std::error::Err
                 u32::MAX => String::new(),
                 n => format!(", at most {n} playouts"),
             },
-            if blind {
-                ", blind to the backs (V-2, V-3 ignored)"
-            } else {
-                ""
+            match config.think.knowledge {
+                unoflip::rules::Knowledge::Draws => "",
+                unoflip::rules::Knowledge::Backs => ", ignoring what draws suggest",
+                unoflip::rules::Knowledge::Counts => ", blind to the backs (V-2, V-3 ignored)",
             }
         );
     }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Table, assert_conserved};
+use common::{Table, act, assert_conserved, play};
 use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -59,11 +59,15 @@ proptest! {
         for seat in 0..seats {
             let view = game.view(Viewer::Seat(seat));
             for _ in 0..3 {
-                let world = Game::sample_world(&view, Knowledge::Backs, &mut rng)
-                    .expect("a real view has worlds");
-                assert_conserved(&world);
-                prop_assert_eq!(&world.view(Viewer::Seat(seat)), &view);
-                prop_assert_eq!(world.view(Viewer::Spectator), game.view(Viewer::Spectator));
+                // Public facts only, and with what draws suggest (the expert's worlds): a guess
+                // changes which hidden cards are where, never what the table shows.
+                for knowledge in [Knowledge::Backs, Knowledge::Draws] {
+                    let world = Game::sample_world(&view, knowledge, &mut rng)
+                        .expect("a real view has worlds");
+                    assert_conserved(&world);
+                    prop_assert_eq!(&world.view(Viewer::Seat(seat)), &view);
+                    prop_assert_eq!(world.view(Viewer::Spectator), game.view(Viewer::Spectator));
+                }
                 // Blind to the backs: still the seat's hand, the discard pile and the counts.
                 let blind = Game::sample_world(&view, Knowledge::Counts, &mut rng)
                     .expect("a real view has worlds");
@@ -235,4 +239,104 @@ fn the_expert_beats_the_heuristic_one_on_one() {
         assert_eq!(expert.seat_games, 200);
         assert!(expert.win_rate_ci.0 > 0.5, "{expert:?}");
     }
+}
+
+/// [F-TURN-4]: a seat's draw on its turn is noted for every viewer: what it drew on and how
+/// many of its cards it held then. Keeping the drawn card counts it too; each card played from
+/// the hand afterwards counts one fewer, a drawn card played at once does not, and a new round
+/// forgets it. The expert's worlds ([`Knowledge::Draws`]) then deal none of those cards
+/// playable there; worlds of public facts only ([`Knowledge::Backs`]) do.
+#[test]
+fn a_draw_on_the_turn_tells_the_table_what_the_seat_could_not_play() {
+    let mut t = Table::classic(3);
+    let [top, red7, blue2, y8, g4, y3, g9, b1, y6, r2, g7] = t.cards([
+        "red 5", "red 7", "blue 2", "yellow 8", "green 4", "yellow 3", "green 9", "blue 1",
+        "yellow 6", "red 2", "green 7",
+    ]);
+    t.hand(0, &[red7, blue2, y8])
+        .hand(1, &[g4, y3, g9])
+        .hand(2, &[y6, r2]);
+    t.top(top).draw(&[b1, g7]);
+    let (mut game, _) = t.position(0, None);
+    let deck = game.deck();
+    assert_eq!(game.draw_tell(1), None);
+    play(&mut game, 0, red7);
+    act(&mut game, 1, Action::Draw);
+    let tell = game.view(Viewer::Seat(0)).players[1]
+        .draw_tell
+        .expect("the draw is noted");
+    assert_eq!(tell.held(), 3, "the cards held before the draw");
+    assert_eq!(
+        game.view(Viewer::Spectator).players[1].draw_tell,
+        Some(tell)
+    );
+    for card in [g4, y3, g9, b1, y6, y8] {
+        assert!(
+            !tell.playable(deck, card),
+            "{card:?} does not go on a red 7"
+        );
+    }
+    for card in [r2, g7] {
+        assert!(tell.playable(deck, card), "{card:?} goes on a red 7");
+    }
+    act(&mut game, 1, Action::Keep);
+    assert_eq!(
+        game.draw_tell(1).map(|t| t.held()),
+        Some(4),
+        "the kept card too"
+    );
+
+    // The expert's worlds deal seat 1 nothing that goes on the red 7; public facts alone do.
+    let view = game.view(Viewer::Seat(0));
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut some_playable = false;
+    for _ in 0..100 {
+        let world = Game::sample_world(&view, Knowledge::Draws, &mut rng).expect("a world");
+        assert_conserved(&world);
+        assert_eq!(world.view(Viewer::Seat(0)), view);
+        assert!(world.hand(1).iter().all(|&c| !tell.playable(deck, c)));
+        let plain = Game::sample_world(&view, Knowledge::Backs, &mut rng).expect("a world");
+        some_playable |= plain.hand(1).iter().any(|&c| tell.playable(deck, c));
+    }
+    assert!(
+        some_playable,
+        "without the guess, some world deals a playable card"
+    );
+
+    // Seat 2 plays the red 2 (calling UNO), seat 0 the blue 2, seat 1 a card it held then or
+    // drew: which, the table cannot tell, so one fewer counts.
+    let uno = |card| Action::Play {
+        card,
+        color: None,
+        uno: true,
+    };
+    act(&mut game, 2, uno(r2));
+    play(&mut game, 0, blue2);
+    play(&mut game, 1, b1);
+    assert_eq!(game.draw_tell(1).map(|t| t.held()), Some(3));
+    // A new round forgets every tell.
+    game.apply(&Event::RoundStarted {
+        round: 2,
+        dealer: 0,
+        deck: deck.ids().collect(),
+    });
+    assert_eq!(game.draw_tell(1), None);
+}
+
+/// A card drawn and played at once is not one of the cards held at the draw.
+#[test]
+fn a_drawn_card_played_at_once_leaves_the_tell_as_it_was() {
+    let mut t = Table::classic(2);
+    let [top, red7, blue2, g4, g3, r9] =
+        t.cards(["red 5", "red 7", "blue 2", "green 4", "green 3", "red 9"]);
+    t.hand(0, &[red7, blue2])
+        .hand(1, &[g4, g3])
+        .top(top)
+        .draw(&[r9]);
+    let (mut game, _) = t.position(0, None);
+    play(&mut game, 0, red7);
+    act(&mut game, 1, Action::Draw);
+    assert_eq!(game.draw_tell(1).map(|t| t.held()), Some(2));
+    play(&mut game, 1, r9);
+    assert_eq!(game.draw_tell(1).map(|t| t.held()), Some(2), "r9 was drawn");
 }

@@ -31,8 +31,8 @@ pub struct Think {
     pub time: Duration,
     /// Playouts per move.
     pub playouts: u32,
-    /// What its sampled worlds agree with: [`Knowledge::Counts`] only to measure what reading
-    /// the backs is worth.
+    /// What its sampled worlds agree with: [`Knowledge::Draws`]; the others only to measure
+    /// what reading the draws and the backs is worth.
     pub knowledge: Knowledge,
 }
 
@@ -41,7 +41,7 @@ impl Default for Think {
         Think {
             time: DEFAULT_THINK,
             playouts: u32::MAX,
-            knowledge: Knowledge::Backs,
+            knowledge: Knowledge::Draws,
         }
     }
 }

@@ -16,7 +16,7 @@ impl Game {
 
     /// The current color's and the top discard's kind codes, which [`MatchKey::matches`] takes.
     #[inline]
-    fn match_codes(&self) -> (u8, u8) {
+    pub(super) fn match_codes(&self) -> (u8, u8) {
         let kind = self.top_card().map_or(MatchKey::NO_KIND, |top| {
             self.deck.key(top, self.side).kind()
         });

@@ -33,6 +33,7 @@ mod legal;
 mod setup;
 mod snapshot;
 mod state;
+mod tell;
 mod view;
 mod world;
 
@@ -47,6 +48,7 @@ pub use setup::{
 };
 pub use snapshot::{SNAPSHOT_FORMAT, SnapshotError};
 pub use state::{Direction, Game, Penalty, Phase, ReplayError, RoundResult};
+pub use tell::DrawTell;
 pub use view::{
     Awaiting, CardView, PlayerView, RoundSummary, SeenEvent, View, Viewer, project, project_lobby,
 };

@@ -8,6 +8,7 @@ use super::card::{CardId, Color, Seat, Side};
 use super::deck::{Deck, Ruleset};
 use super::setup::Options;
 use super::state::{Direction, Game, Phase, RoundResult};
+use super::tell::DrawTell;
 
 /// The snapshot format this code writes and reads.
 pub const SNAPSHOT_FORMAT: u32 = 1;
@@ -50,6 +51,8 @@ struct Snapshot {
     winners: Vec<Seat>,
     #[serde(default)]
     out: Vec<Seat>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tells: Vec<Option<DrawTell>>,
 }
 
 impl Game {
@@ -76,6 +79,7 @@ impl Game {
             last_round: self.last_round.clone(),
             winners: self.winners.clone(),
             out: self.out.clone(),
+            tells: self.tells.clone(),
         };
         // Plain structs and enums: serializing to JSON cannot fail.
         serde_json::to_string(&s).unwrap_or_default()
@@ -106,6 +110,11 @@ impl Game {
             || s.out.iter().any(|&o| o >= s.seats)
         {
             return Err(SnapshotError::Impossible("a seat is not at the table"));
+        }
+        if !(s.tells.is_empty() || s.tells.len() == s.seats) {
+            return Err(SnapshotError::Impossible(
+                "the draw tells do not match the seats",
+            ));
         }
         let mut cards: Vec<CardId> = s
             .hands
@@ -143,6 +152,7 @@ impl Game {
             last_round: s.last_round,
             winners: s.winners,
             out: s.out,
+            tells: s.tells,
         })
     }
 }

@@ -10,6 +10,7 @@ use super::card::{CardId, Color, Face, Seat, Side};
 use super::deck::{Deck, Ruleset};
 use super::event::{DrawCause, Event};
 use super::setup::{HAND_SIZE, Options};
+use super::tell::DrawTell;
 
 /// Direction of play.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -106,6 +107,9 @@ pub struct Game {
     pub(super) winners: Vec<Seat>,
     /// [H-LAST]: the seats out of this round, in the order they went out.
     pub(super) out: Vec<Seat>,
+    /// Each seat's last draw on its turn, while it tells something (`tell.rs`); empty until
+    /// the first such draw.
+    pub(super) tells: Vec<Option<DrawTell>>,
 }
 
 /// A log that does not describe a game.
@@ -142,6 +146,7 @@ impl Game {
             last_round: None,
             winners: Vec::new(),
             out: Vec::new(),
+            tells: Vec::new(),
         }
     }
 
@@ -219,6 +224,7 @@ impl Game {
                 uno,
             } => {
                 self.close_uno_window(*seat);
+                self.tell_played(*seat, *card);
                 if let Some(hand) = self.hands.get_mut(*seat) {
                     remove(hand, *card);
                     if hand.len() == 1 && !uno {
@@ -247,6 +253,7 @@ impl Game {
             // A swap or a pass ends any UNO duty: it arises from a play [F-UNO-4].
             Event::HandsSwapped { seat, with } => {
                 self.hands.swap(*seat, *with);
+                self.tell_swapped(*seat, *with);
                 self.uno_exposed = None;
             }
             // [H-LAST]: hands pass among the seats still in the round.
@@ -264,6 +271,7 @@ impl Game {
                     }
                 }
                 self.hands = passed;
+                self.tells.clear();
                 self.uno_exposed = None;
             }
             Event::WentOut { seat } => {
@@ -301,10 +309,12 @@ impl Game {
                     self.uno_exposed = None;
                 }
                 if let (DrawCause::Turn, Some(&card)) = (cause, cards.last()) {
+                    self.tell_drawn(*seat);
                     self.phase = Phase::PlayDrawn { card };
                 }
             }
-            Event::DrawnCardKept { .. } | Event::HandShown { .. } => {}
+            Event::DrawnCardKept { seat } => self.tell_kept(*seat),
+            Event::HandShown { .. } => {}
             Event::Reshuffled { order } => {
                 let top = self.discard.pop();
                 self.discard.clear();
@@ -381,6 +391,7 @@ impl Game {
         self.direction = Direction::Clockwise;
         self.uno_exposed = None;
         self.out.clear();
+        self.tells.clear();
         for hand in &mut self.hands {
             hand.clear();
         }

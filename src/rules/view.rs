@@ -12,6 +12,7 @@ use super::deck::Ruleset;
 use super::event::{DrawCause, Event};
 use super::setup::Options;
 use super::state::{Direction, Game, Phase, RoundResult};
+use super::tell::DrawTell;
 
 /// Who is looking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -56,6 +57,8 @@ pub struct PlayerView {
     /// [H-LAST]: the place in which the seat went out of this round (1 = first); 0 while it
     /// plays.
     pub out_place: usize,
+    /// Its last draw on its turn, while it may still hold cards it held then (`tell.rs`).
+    pub draw_tell: Option<DrawTell>,
 }
 
 /// What the game waits for, as everyone may know it.
@@ -421,6 +424,7 @@ impl Game {
                     .iter()
                     .position(|&o| o == seat)
                     .map_or(0, |p| p + 1),
+                draw_tell: self.draw_tell(seat),
             })
             .collect()
     }

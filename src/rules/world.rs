@@ -24,7 +24,11 @@ use super::view::{Awaiting, View, Viewer};
 /// What a sampled world must agree with besides the seat's hand, the discard pile and counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Knowledge {
-    /// Also the inactive faces the table shows [V-2], [V-3]: the real engine's worlds.
+    /// [`Knowledge::Backs`], and what draws suggest ([`crate::rules::DrawTell`]): of the cards a seat held
+    /// when it drew on its turn and may still hold, none could have been played there, as far
+    /// as the unseen cards allow. A guess, not a fact [F-TURN-4]: the expert's worlds.
+    Draws,
+    /// Also the inactive faces the table shows [V-2], [V-3]: every public fact, no guess.
     Backs,
     /// Counts only, the backs ignored: to measure what reading them is worth.
     Counts,
@@ -65,13 +69,44 @@ impl Game {
             let at = unseen.iter().position(|&c| back(c) == Some(face))?;
             Some(unseen.remove(at))
         };
-        let read_backs = knowledge == Knowledge::Backs && view.ruleset == Ruleset::Flip;
+        let read_backs = knowledge != Knowledge::Counts && view.ruleset == Ruleset::Flip;
+        // How many of each seat's cards are still to be dealt unplayable where it drew.
+        let mut unplayable: Vec<usize> = view
+            .players
+            .iter()
+            .map(|p| match p.draw_tell {
+                Some(tell) if knowledge == Knowledge::Draws => tell.held().min(p.cards),
+                _ => 0,
+            })
+            .collect();
+        // Takes the first of the shuffled unseen cards that `fits`, or else the first card that
+        // `may` (a guess the unseen cards cannot honour is dropped): uniform among either.
+        let take_fitting = |unseen: &mut Vec<CardId>,
+                            fits: &dyn Fn(CardId) -> bool,
+                            may: &dyn Fn(CardId) -> bool|
+         -> Option<CardId> {
+            let at = unseen
+                .iter()
+                .position(|&c| fits(c))
+                .or_else(|| unseen.iter().position(|&c| may(c)))?;
+            Some(unseen.remove(at))
+        };
         let mut hands: Vec<Vec<CardId>> = vec![Vec::new(); seats];
         let mut draw_top = None;
         if read_backs {
             for player in view.players.iter().filter(|p| p.seat != me) {
+                let tell = player.draw_tell;
+                let owed = unplayable.get_mut(player.seat)?;
                 for &face in &player.backs {
-                    let card = take(face, &mut unseen)?;
+                    let card = match tell {
+                        Some(tell) if *owed > 0 => {
+                            let with_face = |c: CardId| back(c) == Some(face);
+                            let fits = |c: CardId| with_face(c) && !tell.playable(deck, c);
+                            take_fitting(&mut unseen, &fits, &with_face)?
+                        }
+                        _ => take(face, &mut unseen)?,
+                    };
+                    *owed = owed.saturating_sub(1);
                     hands[player.seat].push(card);
                 }
             }
@@ -84,7 +119,19 @@ impl Game {
             if missing > unseen.len() {
                 return None;
             }
-            hands[player.seat].extend(unseen.drain(..missing));
+            let owed = unplayable
+                .get(player.seat)
+                .copied()
+                .unwrap_or(0)
+                .min(missing);
+            if let (Some(tell), true) = (player.draw_tell, owed > 0) {
+                let fits = |c: CardId| !tell.playable(deck, c);
+                for _ in 0..owed {
+                    let card = take_fitting(&mut unseen, &fits, &|_| true)?;
+                    hands[player.seat].push(card);
+                }
+            }
+            hands[player.seat].extend(unseen.drain(..missing - owed));
         }
         if unseen.len() + usize::from(draw_top.is_some()) != view.draw_count {
             return None;
@@ -119,6 +166,9 @@ impl Game {
             order: r.order.clone(),
         });
         game.winners.clone_from(&view.winners);
+        if view.players.iter().any(|p| p.draw_tell.is_some()) {
+            game.tells = view.players.iter().map(|p| p.draw_tell).collect();
+        }
         game.phase = match view.awaiting {
             Awaiting::Play => Phase::Play,
             Awaiting::PlayOrKeepDrawn => {
