@@ -9,6 +9,12 @@
 //! pile in a uniform order: every world the view allows is equally likely. The view of the
 //! sampled world from the same seat is the view it was sampled from.
 //!
+//! With [`Knowledge::Draws`] (the expert's worlds) a world also follows a guess, which the view
+//! does not prove: a seat that drew on its turn could not play the cards it held then
+//! ([`crate::rules::DrawTell`]), so those of its cards are dealt from the unseen cards that would
+//! not have gone there, while there are such cards. The view from the seat is unchanged; only
+//! which hidden card is where changes.
+//!
 //! What is not known and is guessed: which card an opponent just drew (while it decides to play
 //! or keep it, the last card of its sampled hand), and whether a pending wild draw was a bluff
 //! (judged on the sampled hand of its player against the color of the card below it).
