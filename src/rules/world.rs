@@ -22,10 +22,10 @@
 use rand::Rng;
 use rand::seq::SliceRandom;
 
-use super::card::{CardId, Color, Face};
+use super::card::{CardId, Color};
 use super::deck::Ruleset;
 use super::state::{Game, Penalty, Phase, RoundResult};
-use super::view::{Awaiting, View, Viewer};
+use super::view::{Awaiting, PlayerView, View, Viewer};
 
 /// What a sampled world must agree with besides the seat's hand, the discard pile and counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,75 +69,56 @@ impl Game {
         let mut unseen: Vec<CardId> = deck.ids().filter(|c| !seen[c.index()]).collect();
         unseen.shuffle(rng);
         let back = |card: CardId| deck.get(card).and_then(|c| c.back(side));
-        // Takes an unseen card whose inactive face is `face`: the first of the shuffled cards
-        // with that face, a uniform choice among them.
-        let take = |face: Face, unseen: &mut Vec<CardId>| -> Option<CardId> {
-            let at = unseen.iter().position(|&c| back(c) == Some(face))?;
+        // Takes the first of the shuffled unseen cards that is `wanted`: a uniform choice among
+        // those cards.
+        let take = |unseen: &mut Vec<CardId>, wanted: &dyn Fn(CardId) -> bool| -> Option<CardId> {
+            let at = unseen.iter().position(|&c| wanted(c))?;
             Some(unseen.remove(at))
         };
         let read_backs = knowledge != Knowledge::Counts && view.ruleset == Ruleset::Flip;
-        // How many of each seat's cards are still to be dealt unplayable where it drew.
-        let mut unplayable: Vec<usize> = view
-            .players
-            .iter()
-            .map(|p| match p.draw_tell {
-                Some(tell) if knowledge == Knowledge::Draws => tell.held().min(p.cards),
-                _ => 0,
-            })
-            .collect();
-        // Takes the first of the shuffled unseen cards that `fits`, or else the first card that
-        // `may` (a guess the unseen cards cannot honour is dropped): uniform among either.
-        let take_fitting = |unseen: &mut Vec<CardId>,
-                            fits: &dyn Fn(CardId) -> bool,
-                            may: &dyn Fn(CardId) -> bool|
-         -> Option<CardId> {
-            let at = unseen
-                .iter()
-                .position(|&c| fits(c))
-                .or_else(|| unseen.iter().position(|&c| may(c)))?;
-            Some(unseen.remove(at))
+        // The draw a seat's cards are guessed from, and how many of them it covers.
+        let guess = |p: &PlayerView| match p.draw_tell {
+            Some(tell) if knowledge == Knowledge::Draws => Some((tell, tell.held().min(p.cards))),
+            _ => None,
         };
         let mut hands: Vec<Vec<CardId>> = vec![Vec::new(); seats];
         let mut draw_top = None;
         if read_backs {
             for player in view.players.iter().filter(|p| p.seat != me) {
-                let tell = player.draw_tell;
-                let owed = unplayable.get_mut(player.seat)?;
-                for &face in &player.backs {
-                    let card = match tell {
-                        Some(tell) if *owed > 0 => {
-                            let with_face = |c: CardId| back(c) == Some(face);
-                            let fits = |c: CardId| with_face(c) && !tell.playable(deck, c);
-                            take_fitting(&mut unseen, &fits, &with_face)?
+                let guessed = guess(player);
+                for (i, &face) in player.backs.iter().enumerate() {
+                    let with_face = |c: CardId| back(c) == Some(face);
+                    // Honoured while the unseen cards with this face allow it.
+                    let card = match guessed {
+                        Some((tell, held)) if i < held => {
+                            take(&mut unseen, &|c| with_face(c) && !tell.playable(deck, c))
                         }
-                        _ => take(face, &mut unseen)?,
+                        _ => None,
                     };
-                    *owed = owed.saturating_sub(1);
+                    let card = card.or_else(|| take(&mut unseen, &with_face))?;
                     hands[player.seat].push(card);
                 }
             }
             if let Some(face) = view.draw_top {
-                draw_top = Some(take(face, &mut unseen)?);
+                draw_top = Some(take(&mut unseen, &|c| back(c) == Some(face))?);
             }
         }
         for player in view.players.iter().filter(|p| p.seat != me) {
-            let missing = player.cards.checked_sub(hands[player.seat].len())?;
+            let dealt = hands[player.seat].len();
+            let missing = player.cards.checked_sub(dealt)?;
             if missing > unseen.len() {
                 return None;
             }
-            let owed = unplayable
-                .get(player.seat)
-                .copied()
-                .unwrap_or(0)
-                .min(missing);
-            if let (Some(tell), true) = (player.draw_tell, owed > 0) {
-                let fits = |c: CardId| !tell.playable(deck, c);
-                for _ in 0..owed {
-                    let card = take_fitting(&mut unseen, &fits, &|_| true)?;
+            if let Some((tell, held)) = guess(player) {
+                for _ in dealt..held {
+                    let card = take(&mut unseen, &|c| !tell.playable(deck, c));
+                    // Honoured while the unseen cards allow it.
+                    let card = card.or_else(|| unseen.pop())?;
                     hands[player.seat].push(card);
                 }
             }
-            hands[player.seat].extend(unseen.drain(..missing - owed));
+            let rest = player.cards.saturating_sub(hands[player.seat].len());
+            hands[player.seat].extend(unseen.drain(..rest));
         }
         if unseen.len() + usize::from(draw_top.is_some()) != view.draw_count {
             return None;
