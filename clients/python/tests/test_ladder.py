@@ -1,4 +1,4 @@
-"""The bot ladder: the example bot plays 200 rated four-seat games against the built-in
+"""The bot ladder: the example bot plays 600 rated four-seat games against the built-in
 `random` and `heuristic` levels through quick play, and the ratings come out in the order of
 strength, with the heuristic's and random's 95% intervals apart."""
 
@@ -10,7 +10,7 @@ import time
 from unoflip import Client
 from unoflip.bot import ladder
 
-GAMES = 200
+GAMES = 600
 
 
 def test_the_ladder_rates_heuristic_above_random_with_the_intervals_apart(client: Client):
