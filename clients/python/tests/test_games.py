@@ -194,3 +194,26 @@ def test_calls_over_the_rate_limit_wait_as_the_server_asks_and_then_pass(tmp_pat
             assert refused.value.retry_after is not None and 0 < refused.value.retry_after <= 0.05
     finally:
         server.stop()
+
+
+def test_quick_play_over_the_rate_limit_waits_as_the_server_asks(tmp_path):
+    server = Server(tmp_path, "memory", ["--rate-limit", "20"])
+    server.start()
+    try:
+        with Client(server.address) as client:
+            bot = client.register_player("Quick", bot=True)
+            started = time.monotonic()
+            # Twenty a second in bursts of twenty: forty FindMatch streams pass, the last twenty
+            # (and more, with the calls each match's start makes) waiting for the limit.
+            seats = [
+                client.find_match(bot, seats=2, single_round=True, bot_fill_after=0) for _ in range(40)
+            ]
+            assert time.monotonic() - started >= 0.9
+            assert all(seat.game.startswith("games/") for seat in seats)
+        with Client(server.address, retry_for=0) as hasty:
+            with pytest.raises(UnoflipError) as refused:
+                for _ in range(60):
+                    hasty.find_match(bot, seats=2, single_round=True, bot_fill_after=0)
+            assert refused.value.reason == "RATE_LIMITED"
+    finally:
+        server.stop()

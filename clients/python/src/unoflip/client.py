@@ -294,15 +294,31 @@ class Client:
             fill_levels=[BOT_LEVELS[level] for level in fill_levels],
         )
         metadata = [("authorization", f"Bearer {player.token}")]
-        try:
-            for message in self.stub.FindMatch(request, metadata=metadata):
-                if message.WhichOneof("update") == "found":
-                    found = message.found
-                    return Seat(self, SeatToken(found.game.name, found.seat, found.seat_token))
-                if on_wait is not None:
-                    on_wait(message.waiting)
-        except grpc.RpcError as error:
-            raise UnoflipError.from_rpc(error) from None
+        started = time.monotonic()
+        while True:
+            heard = False
+            try:
+                for message in self.stub.FindMatch(request, metadata=metadata):
+                    heard = True
+                    if message.WhichOneof("update") == "found":
+                        found = message.found
+                        return Seat(self, SeatToken(found.game.name, found.seat, found.seat_token))
+                    if on_wait is not None:
+                        on_wait(message.waiting)
+                break
+            except grpc.RpcError as error:
+                refused = UnoflipError.from_rpc(error)
+                # Turned away by the rate limit before anything ran: asked again after the wait
+                # the server names, as `_call` does, while that stays within retry_for.
+                wait = refused.retry_after
+                if (
+                    heard
+                    or error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED
+                    or wait is None
+                    or time.monotonic() + wait > started + self.retry_for
+                ):
+                    raise refused from None
+                time.sleep(max(wait, 0.001))
         raise UnoflipError(grpc.StatusCode.UNAVAILABLE, "MATCH_NOT_FOUND", "the stream ended", {})
 
     def replay(self, game: str, version: int) -> service_pb2.GetReplayResponse:
