@@ -173,12 +173,21 @@ async function createGame(page, url, { seats, bots, singleRound = true, house = 
   return decodeURIComponent(new URL(page.url()).hash.slice(1));
 }
 
-/** axe-core's serious and critical violations on the page once its animations have ended (a card
- * arriving fades in, and axe would judge its contrast half-way through the fade). */
+/** axe-core's serious and critical violations on the page at rest: a card arriving fades in, and
+ * axe would judge its contrast half-way through the fade. Waiting for the running animations is not
+ * enough, since a move may arrive (and a card start fading in) while axe runs, so motion is off
+ * (reduced-motion emulation, which the page honours) while axe judges, then as it was before. */
 async function accessibilityProblems(page) {
-  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => {}))));
-  await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const reduced = await page.evaluate(() => matchMedia("(prefers-reduced-motion: reduce)").matches);
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  let result;
+  try {
+    await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => {}))));
+    await page.addScriptTag({ path: AXE });
+    result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  } finally {
+    await page.emulateMedia({ reducedMotion: reduced ? "reduce" : "no-preference" });
+  }
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")})`);
