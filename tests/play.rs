@@ -173,7 +173,12 @@ fn play_in_a_terminal_against_server_bots_and_survive_a_restart() {
         "{first}"
     );
 
-    // The first action was taken: the log says what it was.
+    // The first action was taken: the log says what it was. A wild turned up first
+    // [F-START-4] makes the first prompt a color; then the turn's move is the next prompt.
+    let (_, first_action) = play.exp_regex("you (played|drew|kept|chose) ").unwrap();
+    if first_action.starts_with("you chose") {
+        move_first(&mut play);
+    }
     play.exp_regex("you (played|drew|kept) ").unwrap();
 
     // A number out of range is explained and changes nothing.
