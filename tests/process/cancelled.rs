@@ -60,7 +60,7 @@ async fn moves_with_tiny_deadlines_leave_views_in_step_with_the_store() {
             },
             token,
         );
-        // Every other deadline is 1 us; the rest spread from 20 us to 2 ms. The server's timer
+        // Every other deadline is 1 us; the rest spread from 40 us to 2 ms. The server's timer
         // fires on a whole millisecond, so a tiny deadline cuts a move off wherever it is when
         // the next tick comes: a host that answers every move within 1 ms (which once left a
         // run of 1-2 ms deadlines with nothing cancelled) still has some cut off, at every step.
