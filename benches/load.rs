@@ -19,8 +19,10 @@
 //! is skipped, saying so, when no server answers there.
 //!
 //! Then the memory of idle games: `LOAD_IDLE_GAMES` (default 10000) started four-seat games,
-//! every seat with an open stream, in a fresh memory-store server; it prints the server's resident
-//! memory and what each game and each stream cost (`LOAD_IDLE_GAMES=0` skips it).
+//! every seat with an open stream, in a fresh server for each store in `LOAD_IDLE_STORES`
+//! (default `memory,sqlite`: the memory store keeps every event and record in the server's
+//! memory, the embedded store, `serve`'s default, keeps them on disk); it prints the server's
+//! resident memory and what each game and each stream cost (`LOAD_IDLE_GAMES=0` skips it).
 //!
 //! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4;
 //! `LOAD_SERVER_BIN`, another `unoflip` binary to measure, such as a build from before a change).
@@ -171,8 +173,10 @@ async fn run() -> Result<(), Error> {
     }
     let idle = env("LOAD_IDLE_GAMES", 10_000);
     if idle > 0 {
-        println!();
-        idle_memory(idle, seats).await?;
+        for store in list("LOAD_IDLE_STORES", "memory,sqlite") {
+            println!();
+            idle_memory(&store, idle, seats).await?;
+        }
     }
     Ok(())
 }
@@ -616,14 +620,14 @@ async fn measure(
     Ok(Some(report))
 }
 
-/// `games` started games of `seats` seats, every seat's stream open, in a fresh memory-store
-/// server: its resident memory empty, with the games, and with the streams.
-async fn idle_memory(games: usize, seats: usize) -> Result<(), Error> {
-    let mut server = start("memory", &[])?;
+/// `games` started games of `seats` seats, every seat's stream open, in a fresh server on
+/// `store`: its resident memory empty, with the games, and with the streams.
+async fn idle_memory(store: &str, games: usize, seats: usize) -> Result<(), Error> {
+    let mut server = start(store, &[])?;
     let pid = server.child.id();
     let channels = connect(&mut server, 64)
         .await?
-        .ok_or("the memory-store server did not start")?;
+        .ok_or_else(|| format!("the {store}-store server did not start"))?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let empty = common::rss_kib(pid);
     let tables = set_up(&channels, games, seats).await?;
@@ -669,7 +673,7 @@ async fn idle_memory(games: usize, seats: usize) -> Result<(), Error> {
     let with_streams = common::rss_kib(pid);
     let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "idle memory: server RSS {:.1} MiB empty, {:.1} MiB with {games} started games ({:.2} KiB per game), {:.1} MiB with {} open streams ({:.2} KiB per stream)",
+        "idle memory, {store} store: server RSS {:.1} MiB empty, {:.1} MiB with {games} started games ({:.2} KiB per game), {:.1} MiB with {} open streams ({:.2} KiB per stream)",
         mib(empty),
         mib(with_games),
         with_games.saturating_sub(empty) as f64 / games as f64,
