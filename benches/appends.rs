@@ -1,0 +1,177 @@
+//! Appends: each store alone, with no gRPC and no service. `APPENDS_GAMES` (default 1000)
+//! four-seat UNO Flip games, each a task of its own, play `APPENDS_MOVES` (default 100) moves
+//! each and append every move's events with the version they expect, as the service does, all
+//! at once. Prints, for each store in `APPENDS_STORES` (default `memory,sqlite,postgres`), the
+//! appends per second and the process's CPU per append, split between the thread that commits
+//! (SQLite's writer) and the rest, and between user and system (kernel) time.
+//!
+//! `cargo bench --bench appends`. `postgres` uses `UNOFLIP_TEST_POSTGRES` (default the local
+//! server) and is skipped, saying so, when no server answers there.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use unoflip::rules::{Action, Game, Ruleset, Setup};
+use unoflip::store::{EventStore, MemoryStore, PostgresStore, SqliteStore};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// This process's CPU seconds (user, system) in all, from `/proc/self/stat`.
+fn process_cpu() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    user_system(&stat)
+}
+
+/// The user and system CPU seconds of a `stat` line: its 14th and 15th fields, the 12th and
+/// 13th after the name's closing parenthesis.
+fn user_system(stat: &str) -> (f64, f64) {
+    let ticks: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| {
+            rest.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|t| t.parse::<f64>().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    match ticks[..] {
+        [user, system] => (user / 100.0, system / 100.0),
+        _ => (0.0, 0.0),
+    }
+}
+
+/// The CPU seconds (user, system) of this process's threads named `name`, from `/proc/self/task`.
+fn thread_cpu(name: &str) -> (f64, f64) {
+    let mut out = (0.0, 0.0);
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            let (user, system) = user_system(&stat);
+            out.0 += user;
+            out.1 += system;
+        }
+    }
+    out
+}
+
+async fn open(store: &str, dir: &std::path::Path) -> Result<Option<Arc<dyn EventStore>>, Error> {
+    Ok(Some(match store {
+        "memory" => Arc::new(MemoryStore::new()),
+        "sqlite" => Arc::new(SqliteStore::open(&dir.join("appends.sqlite3"))?),
+        "postgres" => {
+            let url = std::env::var("UNOFLIP_TEST_POSTGRES")
+                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+            match PostgresStore::connect(&url).await {
+                Ok(store) => Arc::new(store),
+                Err(e) => {
+                    println!("postgres: SKIPPED, no server at {url}: {e}");
+                    return Ok(None);
+                }
+            }
+        }
+        other => return Err(format!("unknown store {other}").into()),
+    }))
+}
+
+/// Plays `moves` moves of a new game, appending each move's events to `store`.
+async fn play(store: Arc<dyn EventStore>, name: String, seed: u64, moves: usize) -> usize {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let Ok((mut game, log)) = Game::new(&Setup::new(Ruleset::Flip, 4), &mut rng) else {
+        return 0;
+    };
+    let Ok(mut version) = store.append(&name, 0, &log, None).await else {
+        return 0;
+    };
+    let mut appends = 0;
+    for _ in 0..moves {
+        if game.is_over() {
+            break;
+        }
+        let seat = game.turn();
+        let legal = game.legal_actions(seat);
+        let action = legal
+            .iter()
+            .copied()
+            .find(|a| matches!(a, Action::Play { .. }))
+            .or_else(|| legal.first().copied());
+        let Some(action) = action else { break };
+        let Ok(events) = game.act(seat, action, &mut rng) else {
+            break;
+        };
+        match store.append(&name, version, &events, None).await {
+            Ok(v) => version = v,
+            Err(_) => break,
+        }
+        appends += 1;
+    }
+    appends
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let games = env("APPENDS_GAMES", 1000);
+    let moves = env("APPENDS_MOVES", 100);
+    let stores =
+        std::env::var("APPENDS_STORES").unwrap_or_else(|_| "memory,sqlite,postgres".into());
+    let run = std::process::id();
+    println!("appends: {games} games x {moves} moves per store");
+    println!(
+        "| store | appends/s | user CPU us/append | system | SQLite's writer thread: user | system |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for store_name in stores.split(',').filter(|s| !s.is_empty()) {
+        let dir = std::env::temp_dir().join(format!("unoflip-appends-{run}-{store_name}"));
+        std::fs::create_dir_all(&dir)?;
+        let Some(store) = open(store_name, &dir).await? else {
+            continue;
+        };
+        let (before, writer_before) = (process_cpu(), thread_cpu("unoflip-sqlite"));
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..games)
+            .map(|g| {
+                let name = format!("games/appends-{run}-{store_name}-{g}");
+                tokio::spawn(play(store.clone(), name, g as u64, moves))
+            })
+            .collect();
+        let mut appends = 0;
+        for task in tasks {
+            appends += task.await.unwrap_or(0);
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let (after, writer_after) = (process_cpu(), thread_cpu("unoflip-sqlite"));
+        let per = |seconds: f64| format!("{:.1}", seconds * 1e6 / appends.max(1) as f64);
+        // Only the SQLite store commits on a thread of its own (the writer of an earlier store
+        // in the list may have ended in between).
+        let (writer_user, writer_system) = if store_name == "sqlite" {
+            (
+                per(writer_after.0 - writer_before.0),
+                per(writer_after.1 - writer_before.1),
+            )
+        } else {
+            ("-".to_owned(), "-".to_owned())
+        };
+        println!(
+            "| {store_name} | {:.0} | {} | {} | {writer_user} | {writer_system} |",
+            appends as f64 / seconds,
+            per(after.0 - before.0),
+            per(after.1 - before.1),
+        );
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
