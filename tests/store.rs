@@ -794,12 +794,45 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
         Err(StoreError::Conflict { .. })
     ));
     assert_eq!(b.append(g, 4, &[turn(0)], None).await, Ok(5));
-    let expected = vec![created(), turn(1), turn(0), turn(1), turn(0)];
+    // b appends two at once: a, which last wrote 4, is told exactly where the file is.
+    assert_eq!(b.append(g, 5, &[turn(1), turn(0)], None).await, Ok(7));
+    assert_eq!(
+        a.append(g, 5, &[turn(1)], None).await,
+        Err(StoreError::Conflict {
+            game: g.into(),
+            expected: 5,
+            actual: 7
+        })
+    );
+    assert_eq!(a.append(g, 7, &[turn(1)], None).await, Ok(8));
+    // a's writer remembers 8 as the game's version; b moves it on by two, and a's stale append
+    // is refused by the file's unique key with where the game now is.
+    assert_eq!(b.append(g, 8, &[turn(0), turn(1)], None).await, Ok(10));
+    assert_eq!(
+        a.append(g, 8, &[turn(0)], None).await,
+        Err(StoreError::Conflict {
+            game: g.into(),
+            expected: 8,
+            actual: 10
+        })
+    );
+    let expected = vec![
+        created(),
+        turn(1),
+        turn(0),
+        turn(1),
+        turn(0),
+        turn(1),
+        turn(0),
+        turn(1),
+        turn(0),
+        turn(1),
+    ];
     assert_eq!(a.read(g, 0).await.unwrap(), expected);
     assert_eq!(b.read(g, 0).await.unwrap(), expected);
     let all = read_all(&a, 0, 100).await;
     let versions: Vec<u64> = all.iter().map(|c| c.version).collect();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5]);
+    assert_eq!(versions, (1..=10).collect::<Vec<u64>>());
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
 }
 

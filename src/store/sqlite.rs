@@ -14,6 +14,16 @@ use tokio::sync::oneshot;
 use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_log};
 use crate::rules::{Event, encode};
 
+/// The WAL's length, in pages, that makes a commit copy it into the database (a checkpoint).
+/// SQLite's default, 1,000 pages, checkpoints every few dozen batches; the appends of many games
+/// dirty the same index pages over and over, and a longer WAL copies each of them once for many
+/// commits (the file may reach about 32 MiB between checkpoints).
+const CHECKPOINT_PAGES: i64 = 8_000;
+
+/// Games whose version the writer remembers at most ([`Versions`]); past it, it forgets them
+/// all and asks the file again.
+const REMEMBERED_GAMES: usize = 1 << 16;
+
 /// Requests taken together in one transaction at most.
 const MAX_BATCH: usize = 4096;
 
@@ -172,6 +182,8 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(unavailable)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(unavailable)?;
+        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)
             .map_err(unavailable)?;
         conn.execute_batch(SCHEMA).map_err(unavailable)?;
         let has_request: bool = conn
@@ -402,6 +414,7 @@ fn after_commit<T: Send + 'static>(reply: Reply<T>, result: Result<T, StoreError
 
 /// The writer thread: batches requests and commits their writes together.
 fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
+    let mut versions = Versions::default();
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -428,7 +441,14 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                     request,
                     reply,
                 } => {
-                    let result = append(&mut tx, &game, expected, &bodies, request.as_deref());
+                    let result = append(
+                        &mut tx,
+                        &mut versions,
+                        &game,
+                        expected,
+                        &bodies,
+                        request.as_deref(),
+                    );
                     done.push(after_commit(reply, result));
                 }
                 Command::SaveGame {
@@ -521,6 +541,10 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
             }
         }
         let failed = tx.commit().err().map(unavailable);
+        if failed.is_some() {
+            // The batch's appends are undone: what was remembered of them is wrong.
+            versions.forget_all();
+        }
         for finish in done {
             finish(failed.as_ref());
         }
@@ -530,45 +554,106 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
     }
 }
 
+/// The version of each game this writer appended to, so that an append need not ask the file
+/// for it. Only a hint: an append it agrees with still goes through the unique key on `(game,
+/// version)`, which refuses it if another connection appended in between, and an append it
+/// disagrees with asks the file. Bounded by [`REMEMBERED_GAMES`].
+#[derive(Default)]
+struct Versions(std::collections::HashMap<String, u64>);
+
+impl Versions {
+    fn get(&self, game: &str) -> Option<u64> {
+        self.0.get(game).copied()
+    }
+
+    fn set(&mut self, game: &str, version: u64) {
+        if let Some(v) = self.0.get_mut(game) {
+            *v = version;
+            return;
+        }
+        if self.0.len() >= REMEMBERED_GAMES {
+            self.0.clear();
+        }
+        self.0.insert(game.to_owned(), version);
+    }
+
+    fn forget(&mut self, game: &str) {
+        self.0.remove(game);
+    }
+
+    fn forget_all(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// Appends within the batch's transaction. The version is checked first (the writer thread is
-/// the only writer, and the transaction sees the batch's earlier appends), then every event goes
-/// in with one statement, which SQLite applies whole or not at all: a refused append leaves
-/// nothing.
+/// the only writer of this process, and the transaction sees the batch's earlier appends), then
+/// every event goes in with one statement, which SQLite applies whole or not at all: a refused
+/// append leaves nothing.
 fn append(
     tx: &mut rusqlite::Transaction<'_>,
+    versions: &mut Versions,
     game: &str,
     expected: u64,
     bodies: &[String],
     request: Option<&str>,
 ) -> Result<u64, StoreError> {
-    let actual: u64 = tx
-        .prepare_cached("SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1")
-        .and_then(|mut q| q.query_row(params![game], |row| row.get::<_, i64>(0)))
-        .map_err(unavailable)?
-        .try_into()
-        .unwrap_or(0);
-    if actual != expected {
-        return Err(StoreError::Conflict {
-            game: game.to_owned(),
-            expected,
-            actual,
-        });
+    if versions.get(game) != Some(expected) {
+        let actual = stored_version(tx, game)?;
+        versions.set(game, actual);
+        if actual != expected {
+            return Err(StoreError::Conflict {
+                game: game.to_owned(),
+                expected,
+                actual,
+            });
+        }
     }
     if bodies.is_empty() {
         return Ok(expected);
     }
     // A move makes a handful of events: one statement, kept prepared for each count, which
     // SQLite applies whole or not at all. Longer appends go in chunks under a savepoint.
-    if bodies.len() <= CHUNK {
-        insert_events(tx, game, expected, bodies, request)?;
+    let inserted = if bodies.len() <= CHUNK {
+        insert_events(tx, game, expected, bodies, request)
     } else {
-        let sp = tx.savepoint().map_err(unavailable)?;
-        for (i, chunk) in bodies.chunks(CHUNK).enumerate() {
-            insert_events(&sp, game, expected + (i * CHUNK) as u64, chunk, request)?;
+        tx.savepoint().map_err(unavailable).and_then(|sp| {
+            for (i, chunk) in bodies.chunks(CHUNK).enumerate() {
+                insert_events(&sp, game, expected + (i * CHUNK) as u64, chunk, request)?;
+            }
+            sp.commit().map_err(unavailable)
+        })
+    };
+    match inserted {
+        Ok(()) => {
+            let version = expected + bodies.len() as u64;
+            versions.set(game, version);
+            Ok(version)
         }
-        sp.commit().map_err(unavailable)?;
+        Err(StoreError::Conflict { .. }) => {
+            // Another connection appended since this writer last did: say where the game is.
+            let actual = stored_version(tx, game)?;
+            versions.set(game, actual);
+            Err(StoreError::Conflict {
+                game: game.to_owned(),
+                expected,
+                actual,
+            })
+        }
+        Err(e) => {
+            versions.forget(game);
+            Err(e)
+        }
     }
-    Ok(expected + bodies.len() as u64)
+}
+
+/// The version `game` is at in the file (as this transaction sees it).
+fn stored_version(conn: &Connection, game: &str) -> Result<u64, StoreError> {
+    let version = conn
+        .prepare_cached("SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1")
+        .and_then(|mut q| q.query_row(params![game], |row| row.get::<_, i64>(0)))
+        .map_err(unavailable)?;
+    Ok(u64::try_from(version).unwrap_or(0))
 }
 
 /// Events one `INSERT` statement takes at most.
