@@ -27,6 +27,10 @@
 //! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4;
 //! `LOAD_SERVER_BIN`, another `unoflip` binary to measure, such as a build from before a change).
 //!
+//! `LOAD_ROUNDS` (default 1) measures it all that many times over, and then prints each store's
+//! median ratio to the memory store of the same round, with their range: on a shared machine
+//! whose speed drifts from minute to minute, one round's ratio can mislead.
+//!
 //! `LOAD_PUBLISH=1` also starts a `nats-server` of its own (`UNOFLIP_NATS_SERVER`, else
 //! `nats-server` on the PATH) and the servers with `--publish`: a plain NATS subscription times
 //! each event's arrival on the broker, and the report adds the lag from an action's
@@ -88,6 +92,8 @@ fn list(name: &str, default: &str) -> Vec<String> {
 struct Report {
     store: String,
     rate: usize,
+    /// Which of the `LOAD_ROUNDS` it was measured in.
+    round: usize,
     actions: u64,
     seconds: f64,
     p50_ms: f64,
@@ -129,25 +135,33 @@ async fn run() -> Result<(), Error> {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    let rounds = env("LOAD_ROUNDS", 1).max(1);
     let mut reports = Vec::new();
-    for &rate in &rates {
-        for store in &stores {
-            match measure(store, rate, games, seats).await {
-                Ok(Some(report)) => reports.push(report),
-                Ok(None) => {}
-                Err(e) => println!("{store} at {rate}/s failed: {e}"),
+    for round in 0..rounds {
+        for &rate in &rates {
+            for store in &stores {
+                match measure(store, rate, games, seats).await {
+                    Ok(Some(report)) => reports.push(Report { round, ..report }),
+                    Ok(None) => {}
+                    Err(e) => println!("{store} at {rate}/s failed: {e}"),
+                }
             }
         }
     }
+    // Each store is compared with the memory store at the same rate in the same round: the two
+    // ran minutes apart, on the same machine.
+    let memory_of = |r: &Report| {
+        reports
+            .iter()
+            .find(|m| m.store == "memory" && m.rate == r.rate && m.round == r.round)
+    };
     println!();
     println!(
         "| store | paced at | actions/s | x memory | p50 ms | p99 ms | p99 x memory | server CPU us/action | x memory | server peak |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in &reports {
-        let memory = reports
-            .iter()
-            .find(|m| m.store == "memory" && m.rate == r.rate);
+        let memory = memory_of(r);
         let ratio = |f: &dyn Fn(&Report) -> f64| {
             memory
                 .map(|m| format!("{:.2}", f(r) / f(m)))
@@ -156,11 +170,7 @@ async fn run() -> Result<(), Error> {
         println!(
             "| {} | {} | {:.0} | {} | {:.2} | {:.2} | {} | {:.0} | {} | {} |",
             r.store,
-            if r.rate == 0 {
-                "unpaced".to_owned()
-            } else {
-                format!("{}/s", r.rate)
-            },
+            paced(r.rate),
             r.per_second(),
             ratio(&|r| r.per_second()),
             r.p50_ms,
@@ -171,6 +181,45 @@ async fn run() -> Result<(), Error> {
             r.peak,
         );
     }
+    if rounds > 1 {
+        // On a noisy machine one round can mislead: the median of the rounds' ratios, and their
+        // range.
+        println!();
+        println!(
+            "{rounds} rounds, the median ratio to the memory store of the same round (range):"
+        );
+        println!("| store | paced at | actions/s x memory | p99 x memory | server CPU x memory |");
+        println!("|---|---|---|---|---|");
+        for &rate in &rates {
+            for store in stores.iter().filter(|s| *s != "memory") {
+                let ours: Vec<(&Report, &Report)> = reports
+                    .iter()
+                    .filter(|r| r.store == *store && r.rate == rate)
+                    .filter_map(|r| Some((r, memory_of(r)?)))
+                    .collect();
+                if ours.is_empty() {
+                    continue;
+                }
+                let spread = |f: &dyn Fn(&Report) -> f64| {
+                    let mut v: Vec<f64> = ours.iter().map(|(r, m)| f(r) / f(m)).collect();
+                    v.sort_by(f64::total_cmp);
+                    let median = if v.len() % 2 == 1 {
+                        v[v.len() / 2]
+                    } else {
+                        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+                    };
+                    format!("{median:.2} ({:.2}-{:.2})", v[0], v[v.len() - 1])
+                };
+                println!(
+                    "| {store} | {} | {} | {} | {} |",
+                    paced(rate),
+                    spread(&|r| r.per_second()),
+                    spread(&|r| r.p99_ms),
+                    spread(&|r| r.cpu_us_per_action),
+                );
+            }
+        }
+    }
     let idle = env("LOAD_IDLE_GAMES", 10_000);
     if idle > 0 {
         for store in list("LOAD_IDLE_STORES", "memory,sqlite") {
@@ -179,6 +228,15 @@ async fn run() -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// A rate as the tables show it.
+fn paced(rate: usize) -> String {
+    if rate == 0 {
+        "unpaced".to_owned()
+    } else {
+        format!("{rate}/s")
+    }
 }
 
 /// The server a measurement runs against, and how to reach it.
@@ -578,6 +636,7 @@ async fn measure(
     let report = Report {
         store: store.to_owned(),
         rate,
+        round: 0,
         actions: n,
         seconds: elapsed.as_secs_f64(),
         p50_ms: pct(0.5),
@@ -587,11 +646,7 @@ async fn measure(
     };
     println!(
         "{store} at {}: {n} actions in {:.2} s: {:.0} actions/s; ack -> every subscriber: p50 {:.2} ms, p99 {:.2} ms ({} samples); server peak memory {}, server CPU {:.2} s ({:.0} us/action)",
-        if rate == 0 {
-            "unpaced".to_owned()
-        } else {
-            format!("{rate}/s")
-        },
+        paced(rate),
         report.seconds,
         report.per_second(),
         report.p50_ms,
