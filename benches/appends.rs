@@ -8,9 +8,12 @@
 //! `cargo bench --bench appends`. `postgres` uses `UNOFLIP_TEST_POSTGRES` (default the local
 //! server) and is skipped, saying so, when no server answers there.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
+use common::{env, user_system};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use unoflip::rules::{Action, Game, Ruleset, Setup};
@@ -18,36 +21,10 @@ use unoflip::store::{EventStore, MemoryStore, PostgresStore, SqliteStore};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// This process's CPU seconds (user, system) in all, from `/proc/self/stat`.
 fn process_cpu() -> (f64, f64) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     user_system(&stat)
-}
-
-/// The user and system CPU seconds of a `stat` line: its 14th and 15th fields, the 12th and
-/// 13th after the name's closing parenthesis.
-fn user_system(stat: &str) -> (f64, f64) {
-    let ticks: Vec<f64> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| {
-            rest.split_whitespace()
-                .skip(11)
-                .take(2)
-                .filter_map(|t| t.parse::<f64>().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    match ticks[..] {
-        [user, system] => (user / 100.0, system / 100.0),
-        _ => (0.0, 0.0),
-    }
 }
 
 /// The CPU seconds (user, system) of this process's threads named `name`, from `/proc/self/task`.

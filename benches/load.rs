@@ -43,6 +43,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::env;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use tonic::Request;
@@ -70,13 +71,6 @@ fn authed<T>(message: T, token: &str) -> Request<T> {
 struct Timings {
     acks: Vec<(usize, u64, Instant)>,
     arrivals: HashMap<(usize, usize, u64), Instant>,
-}
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn list(name: &str, default: &str) -> Vec<String> {
@@ -345,14 +339,9 @@ async fn connect(server: &mut Server, n: usize) -> Result<Option<Vec<Channel>>, 
 
 /// CPU seconds (user and system) process `pid` has used so far.
 fn cpu_seconds(pid: u32) -> f64 {
-    // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second).
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
-    let ticks: u64 = [11, 12]
-        .iter()
-        .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
-        .sum();
-    ticks as f64 / 100.0
+    let (user, system) = common::user_system(&stat);
+    user + system
 }
 
 /// Creates `games` games of `seats` seats and joins every seat: names and seat tokens.

@@ -7,20 +7,16 @@
 //! `cargo bench --bench recovery`; long logs: `RECOVERY_GAMES=1000 RECOVERY_MOVES=1000 cargo
 //! bench --bench recovery`
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
+use common::env;
 use unoflip::proto as pb;
 use unoflip::rules::{Action, Color, Viewer};
 use unoflip::service::{Config, Registry, convert};
 use unoflip::store::SqliteStore;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -23,20 +23,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::rss_kib;
+use common::{env, rss_kib};
 use tonic::transport::Channel;
 use unoflip::proto as pb;
 use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
 
 type Client = UnoFlipServiceClient<Channel>;
 type Error = Box<dyn std::error::Error + Send + Sync>;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// How long a finished game's task stays (`SOAK_KEEP_FINISHED`, default `100ms`): short, so
 /// that the live games are a few hundred and steady and the resident memory shows what the

@@ -1,4 +1,34 @@
-//! What several benchmarks that start `unoflip serve` share.
+//! What several benchmarks share: their settings from the environment, and a process's memory
+//! and CPU time from `/proc`. Each benchmark uses some of it.
+#![allow(dead_code)]
+
+/// The number in environment variable `name`, else `default`.
+pub fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The user and system CPU seconds of a `/proc/.../stat` text: its 14th and 15th fields, the
+/// 12th and 13th after the name's closing parenthesis, in clock ticks (100 per second). Zero
+/// when they cannot be read.
+pub fn user_system(stat: &str) -> (f64, f64) {
+    let ticks: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| {
+            rest.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|t| t.parse::<f64>().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    match ticks[..] {
+        [user, system] => (user / 100.0, system / 100.0),
+        _ => (0.0, 0.0),
+    }
+}
 
 /// The resident memory of process `pid` in KiB (0 when it cannot be read).
 pub fn rss_kib(pid: u32) -> u64 {
@@ -6,7 +36,6 @@ pub fn rss_kib(pid: u32) -> u64 {
 }
 
 /// The peak resident memory of process `pid` in KiB (0 when it cannot be read).
-#[allow(dead_code)]
 pub fn peak_kib(pid: u32) -> u64 {
     status_kib(pid, "VmHWM:")
 }
