@@ -24,6 +24,15 @@ fn turn(seat: Seat) -> Event {
     Event::TurnStarted { seat }
 }
 
+/// The refusal of an append to `game` that expected `expected` while the store is at `actual`.
+fn conflict(game: &str, expected: u64, actual: u64) -> Result<u64, StoreError> {
+    Err(StoreError::Conflict {
+        game: game.into(),
+        expected,
+        actual,
+    })
+}
+
 /// Every event after global position `after`, read `page` at a time.
 async fn read_all(store: &dyn EventStore, mut after: u64, page: usize) -> Vec<Committed> {
     let mut all = Vec::new();
@@ -69,19 +78,11 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     // A stale expected version is refused and appends nothing.
     assert_eq!(
         store.append(&a, 1, &[turn(0)], None).await,
-        Err(StoreError::Conflict {
-            game: a.clone(),
-            expected: 1,
-            actual: 2
-        })
+        conflict(&a, 1, 2)
     );
     assert_eq!(
         store.append(&a, 5, &[turn(0)], None).await,
-        Err(StoreError::Conflict {
-            game: a.clone(),
-            expected: 5,
-            actual: 2
-        })
+        conflict(&a, 5, 2)
     );
     assert_eq!(store.read(&a, 0).await.unwrap().len(), 2);
     assert_eq!(store.append(&a, 2, &[turn(0)], None).await, Ok(3));
@@ -779,14 +780,7 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
     assert_eq!(a.append(g, 0, &[created(), turn(1)], None).await, Ok(2));
     assert_eq!(b.append(g, 2, &[turn(0)], None).await, Ok(3));
     // a last wrote version 2; the file is at 3.
-    assert_eq!(
-        a.append(g, 2, &[turn(1)], None).await,
-        Err(StoreError::Conflict {
-            game: g.into(),
-            expected: 2,
-            actual: 3
-        })
-    );
+    assert_eq!(a.append(g, 2, &[turn(1)], None).await, conflict(g, 2, 3));
     assert_eq!(a.append(g, 3, &[turn(1)], None).await, Ok(4));
     // b last wrote 3, the file is at 4.
     assert!(matches!(
@@ -796,26 +790,12 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
     assert_eq!(b.append(g, 4, &[turn(0)], None).await, Ok(5));
     // b appends two at once: a, which last wrote 4, is told exactly where the file is.
     assert_eq!(b.append(g, 5, &[turn(1), turn(0)], None).await, Ok(7));
-    assert_eq!(
-        a.append(g, 5, &[turn(1)], None).await,
-        Err(StoreError::Conflict {
-            game: g.into(),
-            expected: 5,
-            actual: 7
-        })
-    );
+    assert_eq!(a.append(g, 5, &[turn(1)], None).await, conflict(g, 5, 7));
     assert_eq!(a.append(g, 7, &[turn(1)], None).await, Ok(8));
     // a's writer remembers 8 as the game's version; b moves it on by two, and a's stale append
     // is refused by the file's unique key with where the game now is.
     assert_eq!(b.append(g, 8, &[turn(0), turn(1)], None).await, Ok(10));
-    assert_eq!(
-        a.append(g, 8, &[turn(0)], None).await,
-        Err(StoreError::Conflict {
-            game: g.into(),
-            expected: 8,
-            actual: 10
-        })
-    );
+    assert_eq!(a.append(g, 8, &[turn(0)], None).await, conflict(g, 8, 10));
     let expected = vec![
         created(),
         turn(1),
