@@ -6,122 +6,17 @@ use std::time::Duration;
 
 use tonic::Code;
 use unoflip::proto as pb;
-use unoflip::rules::Event;
 use unoflip::service::{Config, Registry};
-use unoflip::store::{Change, Committed, EventStore, Lease, MemoryStore, StoreFuture};
 
 use super::harness::*;
+use super::tampered::Tampered;
 
-/// A memory store whose lobby records take `delay` to save: creations at once all wait
-/// between the limit's check and the game's start.
-struct SlowSaves {
-    inner: MemoryStore,
-    delay: Duration,
-}
-
-impl EventStore for SlowSaves {
-    fn append<'a>(
-        &'a self,
-        game: &'a str,
-        expected: u64,
-        events: &'a [Event],
-        request: Option<&'a str>,
-    ) -> StoreFuture<'a, u64> {
-        self.inner.append(game, expected, events, request)
-    }
-    fn request<'a>(
-        &'a self,
-        game: &'a str,
-        request: &'a str,
-    ) -> StoreFuture<'a, Option<(u64, u64)>> {
-        self.inner.request(game, request)
-    }
-    fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
-        self.inner.read(game, after)
-    }
-    fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>> {
-        self.inner.read_all(after, limit)
-    }
-    fn last_position(&self) -> StoreFuture<'_, u64> {
-        self.inner.last_position()
-    }
-    fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64> {
-        self.inner.count_after(after, cap)
-    }
-    fn save_snapshot<'a>(
-        &'a self,
-        game: &'a str,
-        version: u64,
-        state: &'a str,
-    ) -> StoreFuture<'a, ()> {
-        self.inner.save_snapshot(game, version, state)
-    }
-    fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>> {
-        self.inner.snapshot(game)
-    }
-    fn save_game<'a>(
-        &'a self,
-        game: &'a str,
-        record: &'a str,
-        finished: bool,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            tokio::time::sleep(self.delay).await;
-            self.inner.save_game(game, record, finished).await
-        })
-    }
-    fn record<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(String, bool)>> {
-        self.inner.record(game)
-    }
-    fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
-        self.inner.unfinished()
-    }
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
-        self.inner.changes()
-    }
-    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
-        self.inner.cursor(name)
-    }
-    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
-        self.inner.save_cursor(name, position)
-    }
-    fn put_entry<'a>(
-        &'a self,
-        kind: &'a str,
-        key: &'a str,
-        value: &'a str,
-        create_only: bool,
-    ) -> StoreFuture<'a, bool> {
-        self.inner.put_entry(kind, key, value, create_only)
-    }
-    fn remove_entry<'a>(
-        &'a self,
-        kind: &'a str,
-        key: &'a str,
-        value: &'a str,
-    ) -> StoreFuture<'a, bool> {
-        self.inner.remove_entry(kind, key, value)
-    }
-    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
-        self.inner.entry(kind, key)
-    }
-    fn entries<'a>(
-        &'a self,
-        kind: &'a str,
-        prefix: &'a str,
-        limit: usize,
-    ) -> StoreFuture<'a, Vec<(String, String)>> {
-        self.inner.entries(kind, prefix, limit)
-    }
-    fn lease<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<Box<dyn Lease>>> {
-        self.inner.lease(name)
-    }
-}
-
+/// A server whose lobby records take `delay` to save: creations at once all wait between the
+/// limit's check and the game's start.
 async fn slow_server(delay: Duration, config: Config) -> Server {
-    let store = SlowSaves {
-        inner: MemoryStore::new(),
-        delay,
+    let store = Tampered {
+        save_delay: delay,
+        ..Tampered::new()
     };
     serve(Registry::new(Arc::new(store), config)).await
 }

@@ -10,4 +10,5 @@ mod ops;
 mod recovery;
 mod refusals;
 mod streams;
+mod tampered;
 mod two_servers;
