@@ -173,8 +173,9 @@ pub(crate) struct GameRef {
     /// every game a channel's 350 bytes, and waiting rooms' streams wait on it.
     pub version: watch::Receiver<u64>,
     /// The store's latest known version of the game, which the registry raises on another
-    /// server's append; `None` when the store has no other writer (memory, SQLite), which spares
-    /// every game a channel.
+    /// server's append ([`UNKNOWN_VERSION`] when the store could not say which game moved);
+    /// `None` when the store has no other writer (memory, SQLite), which spares every game a
+    /// channel.
     pub store_version: Option<Arc<watch::Sender<u64>>>,
     /// Where the game is found again once this task has left memory.
     registry: Weak<Registry>,
@@ -330,6 +331,10 @@ pub(crate) fn spawn(
     Ok(handle)
 }
 
+/// What [`GameRef::store_version`] says when the store moved on without saying which game or
+/// how far: every game reads the store again.
+pub(crate) const UNKNOWN_VERSION: u64 = u64::MAX;
+
 /// Waits for a change of `version`; never, if there is none to follow.
 async fn changed_or_never(
     version: Option<&mut watch::Receiver<u64>>,
@@ -436,10 +441,16 @@ impl Live {
                 },
                 changed = changed_or_never(self.store_version.as_mut()), if following => {
                     if changed.is_ok() {
-                        if let Some(store_version) = self.store_version.as_mut() {
-                            store_version.borrow_and_update();
+                        let announced = self
+                            .store_version
+                            .as_mut()
+                            .map_or(0, |v| *v.borrow_and_update());
+                        // What the task holds already (its own appends are announced too)
+                        // needs no read. What is past it does, even when it was announced
+                        // while the task was committing a move of its own.
+                        if announced > self.log.len() {
+                            Box::pin(self.catch_up()).await;
                         }
-                        Box::pin(self.catch_up()).await;
                     } else {
                         following = false;
                     }
@@ -1212,9 +1223,6 @@ impl Live {
             self.appended.send_modify(|n| *n += 1);
         }
         self.version.send_replace(version);
-        if let Some(store_version) = self.store_version.as_mut() {
-            store_version.borrow_and_update();
-        }
         self.deadline = self.lobby.timer.map(|t| Instant::now() + t);
         self.bot_at = None;
         if self.log.snapshot_due()

@@ -1090,7 +1090,7 @@ async fn follow(registry: Weak<Registry>, mut changes: tokio::sync::broadcast::R
                     .values()
                     .filter_map(|s| s.game.store_version.as_ref())
                 {
-                    store_version.send_modify(|_| {});
+                    store_version.send_replace(game::UNKNOWN_VERSION);
                 }
             }
         }

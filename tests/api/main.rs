@@ -1,5 +1,6 @@
 //! End-to-end tests of the gRPC service over real TCP on port 0 with tonic clients.
 
+mod announced;
 #[path = "../common/mod.rs"]
 mod common;
 mod fold;
