@@ -13,7 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{env, user_system};
+use common::{env, postgres_url, user_system};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use unoflip::rules::{Action, Game, Ruleset, Setup};
@@ -50,8 +50,7 @@ async fn open(store: &str, dir: &std::path::Path) -> Result<Option<Arc<dyn Event
         "memory" => Arc::new(MemoryStore::new()),
         "sqlite" => Arc::new(SqliteStore::open(&dir.join("appends.sqlite3"))?),
         "postgres" => {
-            let url = std::env::var("UNOFLIP_TEST_POSTGRES")
-                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+            let url = postgres_url();
             match PostgresStore::connect(&url).await {
                 Ok(store) => Arc::new(store),
                 Err(e) => {

@@ -278,8 +278,7 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
             cleanup = Some(dir);
             url
         }
-        "postgres" => std::env::var("UNOFLIP_TEST_POSTGRES")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned()),
+        "postgres" => common::postgres_url(),
         other => other.to_owned(),
     };
     // LOAD_SERVER_BIN: another build of the server (to compare before and after a change).

@@ -10,6 +10,12 @@ pub fn env(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// The PostgreSQL server the benchmarks use: `UNOFLIP_TEST_POSTGRES`, else the local one.
+pub fn postgres_url() -> String {
+    std::env::var("UNOFLIP_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
 /// The user and system CPU seconds of a `/proc/.../stat` text: its 14th and 15th fields, the
 /// 12th and 13th after the name's closing parenthesis, in clock ticks (100 per second). Zero
 /// when they cannot be read.
