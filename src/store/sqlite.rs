@@ -683,6 +683,8 @@ fn insert_events(
     match insert.execute(rusqlite::params_from_iter(args)) {
         Ok(_) => Ok(()),
         Err(e) => Err(match e.sqlite_error_code() {
+            // `append` reads the game's version once a savepoint's earlier chunks are undone
+            // and says that; the one here is only the least it can be.
             Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Conflict {
                 game: game.to_owned(),
                 expected,
