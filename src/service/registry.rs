@@ -157,6 +157,8 @@ pub struct Registry {
     live: watch::Sender<usize>,
     /// Limits and secrets.
     pub config: Config,
+    /// `config.lifecycle`, shared by every game's task (one copy, not one per game).
+    lifecycle: Arc<Lifecycle>,
     /// The server's metrics.
     pub metrics: Arc<Metrics>,
     /// Open streams per client connection (its remote address).
@@ -219,6 +221,7 @@ impl Registry {
             store: store.clone(),
             appended: Arc::new(watch::channel(0).0),
             live: watch::channel(0).0,
+            lifecycle: Arc::new(config.lifecycle.clone()),
             config,
             metrics: Arc::default(),
             streams: Mutex::default(),
@@ -445,7 +448,7 @@ impl Registry {
         let game = game::spawn(
             name,
             self.store.clone(),
-            self.config.lifecycle.clone(),
+            self.lifecycle.clone(),
             lobby,
             log,
             hooks,
