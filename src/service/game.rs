@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use crate::bots;
@@ -28,6 +28,7 @@ use crate::store::{EventStore, StoreError};
 use super::error::ServiceError;
 use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token};
 use super::log::EventLog;
+use super::mailbox;
 use super::metrics::Metrics;
 use super::players::{self, Players};
 use super::ratings;
@@ -166,8 +167,8 @@ pub(crate) struct Tail {
 pub(crate) struct GameRef {
     /// `games/{id}`.
     pub name: Arc<str>,
-    /// Boxed: the channel's storage comes in blocks of 32 slots, kept while the game lives.
-    commands: mpsc::Sender<Box<Command>>,
+    /// Boxed: a command is large, and a queue slot is the size of what it holds.
+    commands: mailbox::Sender<Box<Command>>,
     /// The number of events in the log; streams wait on it. A change of the lobby (a seat taken
     /// or left) notifies it too, with the number as it was: one channel instead of two spares
     /// every game a channel's 350 bytes, and waiting rooms' streams wait on it.
@@ -197,10 +198,7 @@ impl GameRef {
 
     /// Hands `command` to this task, or gives it back if the task has left memory.
     pub(crate) async fn send(&self, command: Box<Command>) -> Result<(), Box<Command>> {
-        self.commands
-            .send(command)
-            .await
-            .map_err(|mpsc::error::SendError(back)| back)
+        self.commands.send(command).await
     }
 
     /// Whether the task has stopped.
@@ -284,12 +282,12 @@ pub(crate) fn spawn(
         // in between).
         lobby.expired = true;
     }
-    let (commands, receiver) = mpsc::channel(256);
+    let (commands, receiver) = mailbox::channel(256);
     if let Some(command) = first.take() {
         // The channel is new and empty: this cannot fail, and if it did the command would come
         // back to its caller.
         if let Err(refused) = commands.try_send(command) {
-            *first = Some(refused.into_inner());
+            *first = Some(refused);
         }
     }
     let version = watch::channel(log.len()).0;
@@ -416,15 +414,14 @@ impl Live {
     }
 
     /// The loop: commands, the store moving on, and the clock, until the game leaves memory.
-    async fn run(&mut self, mut commands: mpsc::Receiver<Box<Command>>) {
+    async fn run(&mut self, mut commands: mailbox::Receiver<Box<Command>>) {
         let mut following = self.store_version.is_some();
         Box::pin(self.settle()).await;
         loop {
             if self.gone() {
                 // No command is taken from now on (a caller finds the game's next task); those
-                // already taken are answered.
-                // `recv` (not `try_recv`) until `None`: a sender holding a permit from before
-                // the close may not have written its command yet, and `recv` waits for it.
+                // already taken are answered. A sender gets its command back from the close
+                // on, so the queue holds all there is to answer.
                 commands.close();
                 while let Some(command) = commands.recv().await {
                     Box::pin(self.handle(*command)).await;

@@ -8,7 +8,7 @@
 //! - `matchmaker`: quick play, the queue of players looking for a game.
 //! - `ratings`: players' ratings from rated games' finishing orders.
 //! - `lobby`: a game's record (setup, seats, token hashes) and public description.
-//! - `log`: the events a live game holds in memory.
+//! - `log`: the events a live game holds in memory; `mailbox`: a live game's command channel.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
 //! - `conn`: client connections, accepted within limits and counted while open.
@@ -28,6 +28,7 @@ mod handlers;
 mod limit;
 mod lobby;
 mod log;
+mod mailbox;
 pub mod matchmaker;
 pub mod metrics;
 pub mod players;
