@@ -33,6 +33,7 @@ use super::metrics::Metrics;
 use super::players::{self, Players};
 use super::ratings;
 use super::registry::Registry;
+use super::signal;
 
 /// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
 const REQUESTS_IN_MEMORY: usize = 1024;
@@ -170,14 +171,14 @@ pub(crate) struct GameRef {
     /// Boxed: a command is large, and a queue slot is the size of what it holds.
     commands: mailbox::Sender<Box<Command>>,
     /// The number of events in the log; streams wait on it. A change of the lobby (a seat taken
-    /// or left) notifies it too, with the number as it was: one channel instead of two spares
-    /// every game a channel's 350 bytes, and waiting rooms' streams wait on it.
-    pub version: watch::Receiver<u64>,
+    /// or left) notifies it too, with the number as it was: one signal instead of two, and
+    /// waiting rooms' streams wait on it.
+    pub version: signal::Receiver,
     /// The store's latest known version of the game, which the registry raises on another
     /// server's append ([`UNKNOWN_VERSION`] when the store could not say which game moved);
     /// `None` when the store has no other writer (memory, SQLite), which spares every game a
     /// channel.
-    pub store_version: Option<Arc<watch::Sender<u64>>>,
+    pub store_version: Option<Arc<signal::Sender>>,
     /// Where the game is found again once this task has left memory.
     registry: Weak<Registry>,
 }
@@ -248,8 +249,8 @@ struct Live {
     unload_at: Option<Instant>,
     /// When a lobby nobody started expires (its TTL counts from its creation, across restarts).
     lobby_ends: Instant,
-    version: watch::Sender<u64>,
-    store_version: Option<watch::Receiver<u64>>,
+    version: signal::Sender,
+    store_version: Option<signal::Receiver>,
     appended: Arc<watch::Sender<u64>>,
     metrics: Arc<Metrics>,
     /// A searching bot's move being thought on a blocking thread; the game goes on answering
@@ -290,10 +291,10 @@ pub(crate) fn spawn(
             *first = Some(refused);
         }
     }
-    let version = watch::channel(log.len()).0;
+    let version = signal::channel(log.len()).0;
     let store_version = store
         .shared()
-        .then(|| Arc::new(watch::channel(log.len()).0));
+        .then(|| Arc::new(signal::channel(log.len()).0));
     let name: Arc<str> = Arc::from(name);
     let handle = GameRef {
         name: name.clone(),
@@ -339,9 +340,7 @@ pub(crate) fn spawn(
 pub(crate) const UNKNOWN_VERSION: u64 = u64::MAX;
 
 /// Waits for a change of `version`; never, if there is none to follow.
-async fn changed_or_never(
-    version: Option<&mut watch::Receiver<u64>>,
-) -> Result<(), watch::error::RecvError> {
+async fn changed_or_never(version: Option<&mut signal::Receiver>) -> Result<(), signal::Closed> {
     match version {
         Some(version) => version.changed().await,
         None => std::future::pending().await,
@@ -446,7 +445,7 @@ impl Live {
                         let announced = self
                             .store_version
                             .as_mut()
-                            .map_or(0, |v| *v.borrow_and_update());
+                            .map_or(0, signal::Receiver::get_and_update);
                         // What the task holds already (its own appends are announced too)
                         // needs no read. What is past it does, even when it was announced
                         // while the task was committing a move of its own.
@@ -714,7 +713,7 @@ impl Live {
 
     /// Tells the streams that the lobby changed (they look at it again); the version stays.
     fn lobby_changed(&self) {
-        self.version.send_modify(|_| ());
+        self.version.touch();
     }
 
     /// Stores the record; waiting rooms' streams look at the lobby again.

@@ -8,7 +8,8 @@
 //! - `matchmaker`: quick play, the queue of players looking for a game.
 //! - `ratings`: players' ratings from rated games' finishing orders.
 //! - `lobby`: a game's record (setup, seats, token hashes) and public description.
-//! - `log`: the events a live game holds in memory; `mailbox`: a live game's command channel.
+//! - `log`: the events a live game holds in memory; `mailbox`: a live game's command channel;
+//!   `signal`: its version, which its streams wait on.
 //! - `stream`: per-viewer game streams and the public firehose.
 //! - `handlers`: the tonic handlers; `convert`: protobuf <-> domain; `error`: statuses.
 //! - `conn`: client connections, accepted within limits and counted while open.
@@ -36,6 +37,7 @@ pub mod publish;
 pub mod ratings;
 mod reasons;
 mod registry;
+mod signal;
 mod stream;
 mod web;
 

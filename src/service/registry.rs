@@ -1081,7 +1081,7 @@ async fn follow(registry: Weak<Registry>, mut changes: tokio::sync::broadcast::R
         match change {
             Change::Appended { game, version } => {
                 if let Some(slot) = table.by_name.get(game.as_str())
-                    && version > *slot.game.version.borrow()
+                    && version > slot.game.version.get()
                     && let Some(store_version) = &slot.game.store_version
                 {
                     store_version.send_replace(version);

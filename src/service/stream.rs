@@ -150,7 +150,7 @@ pub async fn subscribe(
     slot: StreamSlot,
 ) -> Result<Stream<pb::SubscribeResponse>, ServiceError> {
     let game = registry.get(name).await?;
-    let len = *game.version.borrow();
+    let len = game.version.get();
     if after > len {
         return Err(ServiceError::invalid(
             "AFTER_VERSION_AHEAD",
@@ -245,7 +245,7 @@ async fn game_stream(
     let mut caught_up = false;
     let mut task_gone = false;
     loop {
-        version_rx.borrow_and_update();
+        version_rx.get_and_update();
         // Catching up runs as a boxed future of its own: its state is large and needed only
         // while it runs, and the stream's task is left small while it waits, which is most of
         // its life (a task's size is its largest state at any await).
