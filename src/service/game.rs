@@ -339,10 +339,12 @@ pub(crate) fn spawn(
 /// how far: every game reads the store again.
 pub(crate) const UNKNOWN_VERSION: u64 = u64::MAX;
 
-/// Waits for a change of `version`; never, if there is none to follow.
+/// Waits for a change of `version`; never, if there is none to follow. The wait is boxed: most
+/// games follow nothing (their store has no other writer), and every game's task would hold its
+/// 120 bytes otherwise.
 async fn changed_or_never(version: Option<&mut signal::Receiver>) -> Result<(), signal::Closed> {
     match version {
-        Some(version) => version.changed().await,
+        Some(version) => Box::pin(version.changed()).await,
         None => std::future::pending().await,
     }
 }
@@ -428,9 +430,11 @@ impl Live {
                 return;
             }
             let wake = self.next_wake();
+            // Boxed, as the store's wait: a game with nothing due (most idle games) would hold
+            // a timer's 112 bytes in its task otherwise.
             let sleep = async {
                 match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
+                    Some(at) => Box::pin(tokio::time::sleep_until(at)).await,
                     None => std::future::pending().await,
                 }
             };
