@@ -93,7 +93,20 @@ struct Slot {
     seq: u64,
     game: GameRef,
     client: Option<IpAddr>,
-    tokens: Vec<TokenHash>,
+    /// The keys of its seats' tokens in [`Table::tokens`].
+    tokens: Vec<TokenKey>,
+}
+
+/// A seat token's key in [`Table::tokens`]: the first 8 bytes of its hash. The table only
+/// explains a refusal (the token belongs to another game), so two tokens of one key, once in
+/// about 2^64 pairs, would at worst explain one wrongly; the full hash would cost every live game
+/// about 250 bytes more (its four tokens' keys, twice).
+type TokenKey = u64;
+
+fn token_key(hash: &TokenHash) -> TokenKey {
+    let mut key = [0; 8];
+    key.copy_from_slice(&hash[..8]);
+    TokenKey::from_le_bytes(key)
 }
 
 #[derive(Default)]
@@ -106,8 +119,8 @@ struct Table {
     per_client: HashMap<IpAddr, usize>,
     /// Creations under way: each holds a place against `max_games` until its game is installed.
     reserved: usize,
-    /// Which live game each known seat token belongs to.
-    tokens: HashMap<TokenHash, Arc<str>>,
+    /// Which live game each known seat token belongs to, by [`TokenKey`].
+    tokens: HashMap<TokenKey, Arc<str>>,
 }
 
 impl Table {
@@ -422,7 +435,11 @@ impl Registry {
         first: &mut Option<Box<game::Command>>,
     ) -> Result<GameRef, String> {
         let lobby = Lobby::from_record(record)?;
-        let tokens: Vec<TokenHash> = lobby.seats.iter().filter_map(|s| s.token_hash).collect();
+        let tokens: Vec<TokenKey> = lobby
+            .seats
+            .iter()
+            .filter_map(|s| s.token_hash.as_ref().map(token_key))
+            .collect();
         let mut table = self.table.lock().map_err(|_| "registry lock poisoned")?;
         if let Some(slot) = table.by_name.get(name)
             && !slot.game.is_closed()
@@ -512,6 +529,7 @@ impl Registry {
 
     /// Remembers a token joined through this server.
     fn note_token(&self, token: TokenHash, name: &str) {
+        let token = token_key(&token);
         if let Ok(mut table) = self.table.lock()
             && let Some((key, slot)) = table.by_name.get_key_value(name)
         {
@@ -915,7 +933,7 @@ impl Registry {
                     .table
                     .lock()
                     .ok()
-                    .and_then(|t| t.tokens.get(token).cloned())
+                    .and_then(|t| t.tokens.get(&token_key(token)).cloned())
                     .is_some_and(|game| &*game != name);
                 if other {
                     Err(ServiceError::denied(
