@@ -15,8 +15,10 @@
 //! `transport` is the baseline: the same clients against a bare tonic service (this benchmark's
 //! own binary, started again as a server) that keeps no game and no store; it acknowledges each
 //! action and sends its four subscribers an event each and the next seat a prompt, which is what
-//! gRPC itself costs here. `postgres` uses `UNOFLIP_TEST_POSTGRES` (default the local server) and
-//! is skipped, saying so, when no server answers there.
+//! gRPC itself costs here. `postgres` uses a new, empty database on the server of
+//! `UNOFLIP_TEST_POSTGRES` (default the local server), dropped after its run, as SQLite uses a
+//! new file (the shared database itself if it cannot make one); it is skipped, saying so, when no
+//! server answers there.
 //!
 //! Then the memory of idle games: `LOAD_IDLE_GAMES` (default 10000) started four-seat games,
 //! every seat with an open stream, in a fresh server for each store in `LOAD_IDLE_STORES`
@@ -238,6 +240,8 @@ struct Server {
     child: std::process::Child,
     port: u16,
     cleanup: Option<std::path::PathBuf>,
+    /// PostgreSQL's database of this run, dropped once the server is stopped.
+    _database: Option<common::FreshPostgres>,
 }
 
 impl Drop for Server {
@@ -266,9 +270,11 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
             child,
             port,
             cleanup: None,
+            _database: None,
         });
     }
     let mut cleanup = None;
+    let mut database = None;
     let url = match store {
         "sqlite" => {
             let dir =
@@ -278,7 +284,15 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
             cleanup = Some(dir);
             url
         }
-        "postgres" => common::postgres_url(),
+        // A database of its own, empty, as SQLite's new file.
+        "postgres" => match common::FreshPostgres::create() {
+            Ok(fresh) => database.insert(fresh).url.clone(),
+            Err(e) => {
+                let url = common::postgres_url();
+                eprintln!("postgres: no database of its own ({e}), so on {url} as it is");
+                url
+            }
+        },
         other => other.to_owned(),
     };
     // LOAD_SERVER_BIN: another build of the server (to compare before and after a change).
@@ -311,6 +325,7 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
         child,
         port,
         cleanup,
+        _database: database,
     })
 }
 
