@@ -61,14 +61,6 @@ impl<T> Shared<T> {
     fn queue(&self) -> MutexGuard<'_, Queue<T>> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// Closes the channel; returns what was queued.
-    fn close(&self) -> VecDeque<T> {
-        let mut queue = self.queue();
-        queue.closed = true;
-        self.space.close();
-        std::mem::take(&mut queue.values)
-    }
 }
 
 /// The sending half; clones share the channel.
@@ -175,8 +167,10 @@ impl<T> Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
+        self.close();
         // Dropped outside the lock: a value's drop may do anything (answer a caller).
-        drop(self.0.close());
+        let queued = std::mem::take(&mut self.0.queue().values);
+        drop(queued);
     }
 }
 
