@@ -5,15 +5,17 @@
 //! appends per second and the process's CPU per append, split between the thread that commits
 //! (SQLite's writer) and the rest, and between user and system (kernel) time.
 //!
-//! `cargo bench --bench appends`. `postgres` uses `UNOFLIP_TEST_POSTGRES` (default the local
-//! server) and is skipped, saying so, when no server answers there.
+//! `cargo bench --bench appends`. Every store starts empty: SQLite in a new file, PostgreSQL in a
+//! new database on the server of `UNOFLIP_TEST_POSTGRES` (default the local server), dropped
+//! after (the shared database itself if it cannot make one); `postgres` is skipped, saying so,
+//! when no server answers there.
 
 mod common;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{env, postgres_url, user_system};
+use common::{FreshPostgres, env, postgres_for_run, user_system};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use unoflip::rules::{Action, Game, Ruleset, Setup};
@@ -45,14 +47,22 @@ fn thread_cpu(name: &str) -> (f64, f64) {
     out
 }
 
-async fn open(store: &str, dir: &std::path::Path) -> Result<Option<Arc<dyn EventStore>>, Error> {
+/// The store named `store`, new and empty (SQLite in `dir`, PostgreSQL in a database of its
+/// own, dropped with the guard); `None` when PostgreSQL is not there.
+async fn open(
+    store: &str,
+    dir: &std::path::Path,
+) -> Result<Option<(Arc<dyn EventStore>, Option<FreshPostgres>)>, Error> {
     Ok(Some(match store {
-        "memory" => Arc::new(MemoryStore::new()),
-        "sqlite" => Arc::new(SqliteStore::open(&dir.join("appends.sqlite3"))?),
+        "memory" => (Arc::new(MemoryStore::new()), None),
+        "sqlite" => (
+            Arc::new(SqliteStore::open(&dir.join("appends.sqlite3"))?),
+            None,
+        ),
         "postgres" => {
-            let url = postgres_url();
+            let (url, database) = postgres_for_run();
             match PostgresStore::connect(&url).await {
-                Ok(store) => Arc::new(store),
+                Ok(store) => (Arc::new(store), database),
                 Err(e) => {
                     println!("postgres: SKIPPED, no server at {url}: {e}");
                     return Ok(None);
@@ -112,7 +122,7 @@ async fn main() -> Result<(), Error> {
     for store_name in stores.split(',').filter(|s| !s.is_empty()) {
         let dir = std::env::temp_dir().join(format!("unoflip-appends-{run}-{store_name}"));
         std::fs::create_dir_all(&dir)?;
-        let Some(store) = open(store_name, &dir).await? else {
+        let Some((store, database)) = open(store_name, &dir).await? else {
             continue;
         };
         let (before, writer_before) = (process_cpu(), thread_cpu("unoflip-sqlite"));
@@ -146,7 +156,9 @@ async fn main() -> Result<(), Error> {
             per(after.0 - before.0),
             per(after.1 - before.1),
         );
+        // The store first: its connections end before its database is dropped.
         drop(store);
+        drop(database);
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())

@@ -285,14 +285,11 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
             url
         }
         // A database of its own, empty, as SQLite's new file.
-        "postgres" => match common::FreshPostgres::create() {
-            Ok(fresh) => database.insert(fresh).url.clone(),
-            Err(e) => {
-                let url = common::postgres_url();
-                eprintln!("postgres: no database of its own ({e}), so on {url} as it is");
-                url
-            }
-        },
+        "postgres" => {
+            let (url, fresh) = common::postgres_for_run();
+            database = fresh;
+            url
+        }
         other => other.to_owned(),
     };
     // LOAD_SERVER_BIN: another build of the server (to compare before and after a change).

@@ -52,6 +52,19 @@ impl Drop for FreshPostgres {
     }
 }
 
+/// The PostgreSQL URL for one run: a new database of its own (the guard, which the caller keeps
+/// until the run is over), else the shared one as it is, saying so.
+pub fn postgres_for_run() -> (String, Option<FreshPostgres>) {
+    match FreshPostgres::create() {
+        Ok(fresh) => (fresh.url.clone(), Some(fresh)),
+        Err(e) => {
+            let url = postgres_url();
+            eprintln!("postgres: no database of its own ({e}), so on {url} as it is");
+            (url, None)
+        }
+    }
+}
+
 /// `url` with its database replaced by `name` (its parameters kept).
 fn with_database(url: &str, name: &str) -> Result<String, String> {
     let (scheme, rest) = url
