@@ -704,6 +704,26 @@ async fn idle_memory(store: &str, games: usize, seats: usize) -> Result<(), Erro
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let with_games = common::rss_kib(pid);
+    // A client looking for a lobby to join, among many started games and none open.
+    let mut client = Client::new(channels[0].clone());
+    let calls: u32 = 20;
+    let begun = Instant::now();
+    for _ in 0..calls {
+        let open = client
+            .list_games(pb::ListGamesRequest {
+                open_only: true,
+                page_size: 0,
+            })
+            .await?
+            .into_inner();
+        if !open.games.is_empty() {
+            return Err("a started game was listed as open".into());
+        }
+    }
+    println!(
+        "ListGames open_only, {store} store, {games} started games and no open lobby: {:.3} ms per call",
+        begun.elapsed().as_secs_f64() * 1000.0 / f64::from(calls)
+    );
     // Every seat's stream, each read up to its first prompt or event so it is surely open.
     let mut streams = Vec::new();
     for (g, (name, tokens)) in tables.iter().enumerate() {

@@ -214,12 +214,13 @@ pub(crate) struct Hooks {
     pub appended: Arc<watch::Sender<u64>>,
     /// The server's metrics.
     pub metrics: Arc<Metrics>,
-    /// Called once when the task stops.
-    pub on_stop: Box<dyn FnOnce() + Send>,
     /// Where a rated game's outcome goes.
     pub players: Players,
     /// The registry, which loads the game again once this task has stopped.
     pub registry: Weak<Registry>,
+    /// This task's registration there: the task tells it whether its lobby is open and when it
+    /// stops.
+    pub seq: u64,
 }
 
 /// The game's state inside its task.
@@ -230,6 +231,11 @@ struct Live {
     players: Players,
     /// The server's, shared.
     lifecycle: Arc<Lifecycle>,
+    /// The registry and this task's registration there ([`Hooks::seq`]).
+    registry: Weak<Registry>,
+    seq: u64,
+    /// What the registry was told last: the lobby has an open seat ([`Registry::set_open`]).
+    listed_open: bool,
     lobby: Lobby,
     game: Option<Game>,
     log: EventLog,
@@ -323,6 +329,10 @@ pub(crate) fn spawn(
         metrics: hooks.metrics,
         players: hooks.players,
         lifecycle,
+        registry: hooks.registry,
+        seq: hooks.seq,
+        // As the registry assumes until told otherwise.
+        listed_open: true,
         search: None,
     };
     if live.status() == Status::Playing {
@@ -330,7 +340,9 @@ pub(crate) fn spawn(
     }
     tokio::spawn(async move {
         live.run(receiver).await;
-        (hooks.on_stop)();
+        if let Some(registry) = live.registry.upgrade() {
+            registry.forget(&live.name, live.seq);
+        }
     });
     Ok(handle)
 }
@@ -497,6 +509,13 @@ impl Live {
     /// After anything happened: plays the server's seats that are due, schedules the next, and
     /// sets the keep time of a game that is over.
     async fn settle(&mut self) {
+        let open = self.status().open(&self.lobby);
+        if open != self.listed_open
+            && let Some(registry) = self.registry.upgrade()
+        {
+            registry.set_open(self.seq, open);
+            self.listed_open = open;
+        }
         if self.search.is_some() {
             // A bot is thinking: its answer is the next server move.
             self.bot_at = None;

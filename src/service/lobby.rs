@@ -158,6 +158,11 @@ impl Status {
     pub fn is_final(self) -> bool {
         matches!(self, Status::Finished | Status::Abandoned | Status::Expired)
     }
+
+    /// A lobby of this status with this record can be joined: waiting, with a seat nobody took.
+    pub fn open(self, lobby: &Lobby) -> bool {
+        self == Status::Waiting && lobby.seats.iter().any(|s| !s.taken)
+    }
 }
 
 /// A game's public description.

@@ -7,7 +7,7 @@
 //! (`--max-games-per-client`); a task that stops (a finished game past its keep time, an expired
 //! lobby) leaves the registry and frees its memory.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -90,6 +90,7 @@ pub struct NewGame {
 }
 
 struct Slot {
+    /// Its registration: creation (or load) order, never given twice.
     seq: u64,
     game: GameRef,
     client: Option<IpAddr>,
@@ -114,6 +115,9 @@ struct Table {
     by_name: HashMap<Arc<str>, Slot>,
     /// Live games in creation (or load) order.
     order: BTreeMap<u64, Arc<str>>,
+    /// The live games of [`Table::order`] whose lobby may have an open seat: each is, until its
+    /// task says otherwise ([`Registry::set_open`]).
+    open: BTreeSet<u64>,
     next: u64,
     /// Live games per creating client, counting the creations under way ([`Reservation`]).
     per_client: HashMap<IpAddr, usize>,
@@ -449,18 +453,12 @@ impl Registry {
         let seq = table.next;
         table.next += 1;
         let key: Arc<str> = Arc::from(name);
-        let registry = Arc::downgrade(self);
-        let stopped = key.clone();
         let hooks = Hooks {
             appended: self.appended.clone(),
             metrics: self.metrics.clone(),
-            on_stop: Box::new(move || {
-                if let Some(registry) = registry.upgrade() {
-                    registry.forget(&stopped, seq);
-                }
-            }),
             players: self.players.clone(),
             registry: Arc::downgrade(self),
+            seq,
         };
         let game = game::spawn(
             name,
@@ -482,6 +480,7 @@ impl Registry {
             table.tokens.insert(*token, key.clone());
         }
         table.order.insert(seq, key.clone());
+        table.open.insert(seq);
         table.by_name.insert(
             key,
             Slot {
@@ -499,7 +498,7 @@ impl Registry {
     }
 
     /// A task stopped: the game leaves the registry.
-    fn forget(&self, name: &str, seq: u64) {
+    pub(crate) fn forget(&self, name: &str, seq: u64) {
         let Ok(mut table) = self.table.lock() else {
             return;
         };
@@ -508,6 +507,7 @@ impl Registry {
         }
         if let Some(slot) = table.by_name.remove(name) {
             table.order.remove(&slot.seq);
+            table.open.remove(&slot.seq);
             for token in &slot.tokens {
                 table.tokens.remove(token);
             }
@@ -754,37 +754,78 @@ impl Registry {
         game.ask(|reply| game::Command::Describe { reply }).await
     }
 
-    /// Live games, newest first; only lobbies with an open seat when `open_only`.
+    /// Live games, newest first; only lobbies with an open seat when `open_only`. Only the games
+    /// it shows are asked (each through its task), and with `open_only` only those whose task
+    /// said last that a seat is open ([`Registry::set_open`]): a server of many started games
+    /// answers with the few lobbies among them, not by asking every game.
     pub async fn list(&self, open_only: bool, page_size: u32) -> Vec<GameInfo> {
         let limit = if page_size == 0 {
             100
         } else {
             page_size.min(100)
         } as usize;
-        let games: Vec<GameRef> = match self.table.lock() {
-            Ok(table) => table
-                .order
-                .values()
-                .rev()
-                .filter_map(|name| table.by_name.get(name).map(|s| s.game.clone()))
-                .collect(),
-            Err(_) => return Vec::new(),
-        };
         let mut out = Vec::new();
-        for game in games {
-            if out.len() >= limit {
+        let mut before = u64::MAX;
+        while out.len() < limit {
+            let candidates = self.newest(open_only, before, limit - out.len());
+            let Some(&(oldest, _)) = candidates.last() else {
                 break;
-            }
-            let Ok(info) = game.ask(|reply| game::Command::Describe { reply }).await else {
-                continue;
             };
-            let open = info.status == super::lobby::Status::Waiting
-                && info.lobby.seats.iter().any(|s| !s.taken);
-            if !open_only || open {
-                out.push(info);
+            before = oldest;
+            for (_, game) in candidates {
+                let Ok(info) = game.ask(|reply| game::Command::Describe { reply }).await else {
+                    continue;
+                };
+                // A seat may have been taken since the task said it was open.
+                if !open_only || info.status.open(&info.lobby) {
+                    out.push(info);
+                }
             }
         }
         out
+    }
+
+    /// Up to `n` live games created before `before` (by [`Slot::seq`]), newest first, with their
+    /// `seq`s; only those that may be open when `open_only`.
+    fn newest(&self, open_only: bool, before: u64, n: usize) -> Vec<(u64, GameRef)> {
+        let Ok(table) = self.table.lock() else {
+            return Vec::new();
+        };
+        let slot = |seq: &u64| {
+            let slot = table.by_name.get(table.order.get(seq)?)?;
+            Some((*seq, slot.game.clone()))
+        };
+        if open_only {
+            table
+                .open
+                .range(..before)
+                .rev()
+                .filter_map(slot)
+                .take(n)
+                .collect()
+        } else {
+            table
+                .order
+                .range(..before)
+                .rev()
+                .filter_map(|(seq, _)| slot(seq))
+                .take(n)
+                .collect()
+        }
+    }
+
+    /// The task of the game registered `seq`-th ([`Slot::seq`]) says whether its lobby has an
+    /// open seat, whenever that changes; [`Registry::list`] asks only those that have.
+    pub(crate) fn set_open(&self, seq: u64, open: bool) {
+        let Ok(mut table) = self.table.lock() else {
+            return;
+        };
+        // A task that has left the registry is not listed again.
+        if open && table.order.contains_key(&seq) {
+            table.open.insert(seq);
+        } else {
+            table.open.remove(&seq);
+        }
     }
 
     /// Takes a seat (the first open one when `seat` is `None`) and returns its token. `name`

@@ -570,3 +570,134 @@ async fn the_players_of_a_finished_game_get_one_rematch_with_the_same_options() 
         [false, false, true]
     );
 }
+
+/// `ListGames` shows the newest games first, a page at a time, and with `open_only` exactly the
+/// lobbies with a seat nobody took: not a full lobby, not a started game, and a lobby no longer
+/// once its last seat is taken (the registry asks only the games whose task says a seat is open).
+#[tokio::test]
+async fn open_only_lists_the_lobbies_with_a_free_seat_newest_first() {
+    let server = server().await;
+    let mut other = client(server.addr).await;
+    let mut client = client(server.addr).await;
+    let join = |game: &str| pb::JoinGameRequest {
+        game: game.into(),
+        seat: None,
+        player_name: "ann".into(),
+        player: String::new(),
+    };
+    // One seat of two taken.
+    let half = created(&mut client, options(pb::Ruleset::Classic, 2))
+        .await
+        .name;
+    client.join_game(join(&half)).await.unwrap();
+    // Both seats taken, not started.
+    let full = created(&mut client, options(pb::Ruleset::Classic, 2))
+        .await
+        .name;
+    client.join_game(join(&full)).await.unwrap();
+    client.join_game(join(&full)).await.unwrap();
+    let (playing, _) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
+    let empty = created(&mut client, options(pb::Ruleset::Flip, 3))
+        .await
+        .name;
+    let mut list = async |open_only: bool, page_size: u32| -> Vec<String> {
+        client
+            .list_games(pb::ListGamesRequest {
+                open_only,
+                page_size,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .games
+            .into_iter()
+            .map(|g| g.name)
+            .collect()
+    };
+    assert_eq!(list(true, 0).await, [empty.as_str(), half.as_str()]);
+    assert_eq!(list(true, 1).await, [empty.as_str()]);
+    assert_eq!(
+        list(false, 0).await,
+        [
+            empty.as_str(),
+            playing.as_str(),
+            full.as_str(),
+            half.as_str()
+        ]
+    );
+    assert_eq!(
+        list(false, 3).await,
+        [empty.as_str(), playing.as_str(), full.as_str()]
+    );
+    other.join_game(join(&half)).await.unwrap();
+    assert_eq!(list(true, 0).await, [empty.as_str()]);
+    assert_eq!(list(true, 1).await, [empty.as_str()]);
+    for _ in 0..3 {
+        other.join_game(join(&empty)).await.unwrap();
+    }
+    assert!(list(true, 0).await.is_empty());
+    assert_eq!(
+        list(false, 0).await,
+        [
+            empty.as_str(),
+            playing.as_str(),
+            full.as_str(),
+            half.as_str()
+        ]
+    );
+}
+
+/// `ListGames` with `open_only` asks only the lobbies that may be open, not every live game: a
+/// started game whose task is busy (here, its move's append held up in the store) does not hold
+/// up a client looking for a lobby.
+#[tokio::test]
+async fn open_only_does_not_wait_on_started_games() {
+    let store = Arc::new(super::tampered::Tampered::new());
+    let server = serve(unoflip::service::Registry::new(
+        store.clone(),
+        Config::default(),
+    ))
+    .await;
+    let mut client = client(server.addr).await;
+    let (playing, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
+    let lobby = created(&mut client, options(pb::Ruleset::Classic, 2))
+        .await
+        .name;
+    let (entered, held) = tokio::sync::oneshot::channel::<()>();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    *store.after_next_append.lock().unwrap() = Some(Box::new(move |_, _, _| {
+        Box::pin(async move {
+            let _ = entered.send(());
+            let _ = released.await;
+        })
+    }));
+    let turn = view(&mut client, &playing, None).await.turn as usize;
+    let token = tokens[turn].clone();
+    let action = view(&mut client, &playing, Some(&token))
+        .await
+        .legal_actions
+        .into_iter()
+        .find(|a| !matches!(a.kind, Some(pb::action::Kind::CatchUno(_))))
+        .unwrap();
+    let mut mover = client.clone();
+    let game = playing.clone();
+    let moving = tokio::spawn(async move { submit(&mut mover, &game, &token, action).await });
+    held.await.unwrap();
+    let open = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.list_games(pb::ListGamesRequest {
+            open_only: true,
+            page_size: 0,
+        }),
+    )
+    .await
+    .expect("ListGames waited on a started game's task")
+    .unwrap()
+    .into_inner();
+    assert_eq!(
+        open.games.into_iter().map(|g| g.name).collect::<Vec<_>>(),
+        [lobby]
+    );
+    release.send(()).unwrap();
+    moving.await.unwrap().unwrap();
+}
