@@ -199,7 +199,7 @@ async fn player(
             .view
             .ok_or("no view")?;
         latencies[phase.load(Ordering::Relaxed)].push(started.elapsed());
-        if i % 10 == 0
+        if i.is_multiple_of(10)
             && let Some(action) = view.legal_actions.first().cloned()
         {
             // Any legal action; a refusal (the other seat's turn moved on) is fine.

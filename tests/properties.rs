@@ -196,10 +196,10 @@ fn check_projection(after: &Game, event: &Event, viewer: Viewer) {
         },
         Viewer::Seat(v),
     ) = (&seen, viewer)
+        && v != *to
+        && v != *seat
     {
-        if v != *to && v != *seat {
-            assert!(cards.is_empty(), "V-5: shown to the challenger alone");
-        }
+        assert!(cards.is_empty(), "V-5: shown to the challenger alone");
     }
     // [H-SEVEN0]: after a swap, only the two seats of it see a hand, each its own new one.
     if let SeenEvent::HandsSwapped {

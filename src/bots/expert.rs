@@ -46,7 +46,7 @@ pub(super) fn choose<R: Rng + ?Sized>(view: &View, think: Think, rng: &mut R) ->
     let mut buffers = Buffers::default();
     let mut total = 0u32;
     while total < think.playouts {
-        if total % 8 == 0 && total > 0 && start.elapsed() >= think.time {
+        if total.is_multiple_of(8) && total > 0 && start.elapsed() >= think.time {
             break;
         }
         let Some(mut world) = Game::sample_world(view, think.knowledge, rng) else {
