@@ -159,14 +159,15 @@ impl Change {
     }
 }
 
-/// Opens the store `url` names: `sqlite:<path>` (an embedded file, created if missing),
-/// `postgres://...` or `postgresql://...` (PostgreSQL, schema created at start) or `memory`
+/// Opens the store `url` names for a server: `sqlite:<path>` (an embedded file, created if
+/// missing, for one server at a time: [`SqliteStore::open_alone`]), `postgres://...` or
+/// `postgresql://...` (PostgreSQL, schema created at start) or `memory`
 /// (`memory?keep-finished-games=N`: how many finished games it keeps, a number or `all`).
 pub async fn open(url: &str) -> Result<std::sync::Arc<dyn EventStore>, StoreError> {
     if url == "memory" || url.starts_with("memory?") {
         Ok(std::sync::Arc::new(MemoryStore::from_url(url)?))
     } else if let Some(path) = url.strip_prefix("sqlite:") {
-        Ok(std::sync::Arc::new(SqliteStore::open(
+        Ok(std::sync::Arc::new(SqliteStore::open_alone(
             std::path::Path::new(path),
         )?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {

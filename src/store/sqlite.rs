@@ -125,10 +125,23 @@ enum Command {
 pub struct SqliteStore {
     commands: mpsc::Sender<Command>,
     changes: tokio::sync::broadcast::Sender<Change>,
+    /// The file's lock, held while the store is open, when it was opened by
+    /// [`SqliteStore::open_alone`].
+    _lock: Option<std::fs::File>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(e.to_string())
+}
+
+/// Makes the directory `path` is in, if missing.
+fn create_parent(path: &Path) -> Result<(), StoreError> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).map_err(unavailable)
+        }
+        _ => Ok(()),
+    }
 }
 
 const SCHEMA: &str = "
@@ -169,13 +182,47 @@ const REQUEST_INDEX: &str = "CREATE INDEX IF NOT EXISTS events_request ON events
     WHERE request IS NOT NULL";
 
 impl SqliteStore {
-    /// Opens (or creates) the store at `path`.
-    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
-        if let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir).map_err(unavailable)?;
+    /// Opens (or creates) the store at `path` for this server alone, as `serve` does: a server
+    /// keeps its games in memory and reads the file only at start, so a second server on the
+    /// same file would play the same games from a stale copy (its moves refused, its streams
+    /// behind). The second is refused: the first holds an exclusive lock on `<path>.lock` (made
+    /// beside the file and left there) for as long as its store is open, and the system drops
+    /// it when the process ends, however it ends. Several servers share PostgreSQL instead.
+    pub fn open_alone(path: &Path) -> Result<SqliteStore, StoreError> {
+        create_parent(path)?;
+        let mut lock_path = path.as_os_str().to_owned();
+        lock_path.push(".lock");
+        let lock_path = std::path::PathBuf::from(lock_path);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| unavailable(format!("{}: {e}", lock_path.display())))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Unavailable(format!(
+                    "{}: another unoflip server has this SQLite file open (it holds {}); one \
+                     server per file (several servers share a PostgreSQL store)",
+                    path.display(),
+                    lock_path.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(unavailable(format!("{}: {e}", lock_path.display())));
+            }
         }
+        let mut store = SqliteStore::open(path)?;
+        store._lock = Some(lock);
+        Ok(store)
+    }
+
+    /// Opens (or creates) the store at `path`. Several stores may share a file (the unique key
+    /// on `(game, version)` refuses an append another raced); [`SqliteStore::open_alone`] is for
+    /// a server.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        create_parent(path)?;
         let conn = Connection::open(path).map_err(unavailable)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(unavailable)?;
@@ -205,6 +252,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             commands,
             changes: tokio::sync::broadcast::channel(4096).0,
+            _lock: None,
         })
     }
 

@@ -177,3 +177,49 @@ async fn a_snapshotted_game_and_the_firehose_read_the_same_after_a_restart() {
         .collect();
     assert_eq!(firehose(&mut client, middle).await, rest);
 }
+
+/// A second `unoflip serve` on the SQLite file a running server has open is refused at start,
+/// saying why, and the first plays on; once the first is gone (killed, here), a server starts
+/// on the file again with its games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_a_sqlite_file_in_use_is_refused_and_the_first_plays_on() {
+    let store = temp_sqlite("alone");
+    let first = Server::start(&store, &[]).await;
+    let mut client = first.client().await;
+    let (game, _) = started(&mut client, options(2)).await;
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_unoflip"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started_at = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if started_at.elapsed() > Duration::from_secs(30) {
+            let _ = second.kill();
+            panic!("a second server on a SQLite file in use was not refused");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("another unoflip server has this SQLite file open"),
+        "{stderr}"
+    );
+    assert_eq!(
+        get_game(&mut client, &game).await.status,
+        pb::GameStatus::Playing as i32
+    );
+    drop(first);
+    let again = Server::start(&store, &[]).await;
+    let mut client = again.client().await;
+    assert_eq!(
+        get_game(&mut client, &game).await.status,
+        pb::GameStatus::Playing as i32
+    );
+}
