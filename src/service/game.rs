@@ -11,6 +11,7 @@
 //! other servers appended, and its streams see those events.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -429,6 +430,9 @@ impl Live {
     /// The loop: commands, the store moving on, and the clock, until the game leaves memory.
     async fn run(&mut self, mut commands: mailbox::Receiver<Box<Command>>) {
         let mut following = self.store_version.is_some();
+        // The clock, armed for the next wake while there is one. Boxed: a game with nothing due
+        // would hold a timer's 112 bytes in its task otherwise.
+        let mut clock: Option<Pin<Box<tokio::time::Sleep>>> = None;
         Box::pin(self.settle()).await;
         loop {
             if self.gone() {
@@ -441,12 +445,19 @@ impl Live {
                 }
                 return;
             }
-            let wake = self.next_wake();
-            // Boxed, as the store's wait: a game with nothing due (most idle games) would hold
-            // a timer's 112 bytes in its task otherwise.
+            // The clock moves only when the next wake comes sooner than it is set for, or once
+            // it went off: a later wake (a person's move puts off the abandon time, a new turn's
+            // deadline) is met by waking early, finding nothing due, and setting it again. Every
+            // command would otherwise register a timer and take it back.
+            match (self.next_wake(), clock.as_mut()) {
+                (None, _) => clock = None,
+                (Some(at), Some(set)) if !set.is_elapsed() && set.deadline() <= at => {}
+                (Some(at), Some(set)) => set.as_mut().reset(at),
+                (Some(at), None) => clock = Some(Box::pin(tokio::time::sleep_until(at))),
+            }
             let sleep = async {
-                match wake {
-                    Some(at) => Box::pin(tokio::time::sleep_until(at)).await,
+                match clock.as_mut() {
+                    Some(set) => set.as_mut().await,
                     None => std::future::pending().await,
                 }
             };
