@@ -24,7 +24,8 @@
 //! every seat with an open stream, in a fresh server for each store in `LOAD_IDLE_STORES`
 //! (default `memory,sqlite`: the memory store keeps every event and record in the server's
 //! memory, the embedded store, `serve`'s default, keeps them on disk); it prints the server's
-//! resident memory and what each game and each stream cost (`LOAD_IDLE_GAMES=0` skips it).
+//! resident memory and what each game and each stream cost, and how long a `ListGames` call with
+//! `open_only` takes among those games, none of them open (`LOAD_IDLE_GAMES=0` skips it all).
 //!
 //! `cargo bench --bench load` (`LOAD_GAMES`, default 1000; `LOAD_SEATS`, default 4;
 //! `LOAD_SERVER_BIN`, another `unoflip` binary to measure, such as a build from before a change).
