@@ -103,7 +103,9 @@ pub struct Game {
     pub(super) turn: Seat,
     pub(super) phase: Phase,
     pub(super) uno_exposed: Option<Seat>,
-    pub(super) last_round: Option<RoundResult>,
+    /// Boxed: a game in its first round has none, and it would make every live game's task 80
+    /// bytes larger.
+    pub(super) last_round: Option<Box<RoundResult>>,
     pub(super) winners: Vec<Seat>,
     /// [H-LAST]: the seats out of this round, in the order they went out.
     pub(super) out: Vec<Seat>,
@@ -361,13 +363,13 @@ impl Game {
             } => {
                 self.scores.clone_from(&**totals);
                 self.uno_exposed = None;
-                self.last_round = Some(RoundResult {
+                self.last_round = Some(Box::new(RoundResult {
                     round: *round,
                     winner: *winner,
                     hand_points: (**hand_points).clone(),
                     points: (**points).clone(),
                     order: (**order).clone(),
-                });
+                }));
             }
             Event::MatchEnded { winners } => {
                 self.phase = Phase::MatchOver;
@@ -572,7 +574,7 @@ impl Game {
 
     /// The last finished round's result.
     pub fn last_round(&self) -> Option<&RoundResult> {
-        self.last_round.as_ref()
+        self.last_round.as_deref()
     }
 
     /// The winners, once the match is over.

@@ -484,7 +484,7 @@ impl Game {
             draw_count: self.draw.len(),
             draw_top: self.draw_top_back(),
             discard: self.discard.iter().map(|&c| self.card_view(c)).collect(),
-            last_round: self.last_round.as_ref().map(RoundSummary::from),
+            last_round: self.last_round.as_deref().map(RoundSummary::from),
             winners: self.winners.clone(),
             legal_actions,
         }

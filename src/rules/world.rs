@@ -145,12 +145,14 @@ impl Game {
             .collect();
         out.sort_unstable();
         game.out = out.into_iter().map(|(_, seat)| seat).collect();
-        game.last_round = view.last_round.as_ref().map(|r| RoundResult {
-            round: r.round,
-            winner: r.winner,
-            hand_points: r.hand_points.clone(),
-            points: r.points.clone(),
-            order: r.order.clone(),
+        game.last_round = view.last_round.as_ref().map(|r| {
+            Box::new(RoundResult {
+                round: r.round,
+                winner: r.winner,
+                hand_points: r.hand_points.clone(),
+                points: r.points.clone(),
+                order: r.order.clone(),
+            })
         });
         game.winners.clone_from(&view.winners);
         if view.players.iter().any(|p| p.draw_tell.is_some()) {
