@@ -174,8 +174,9 @@ pub struct Registry {
     live: watch::Sender<usize>,
     /// Limits and secrets.
     pub config: Config,
-    /// `config.lifecycle`, shared by every game's task (one copy, not one per game).
-    lifecycle: Arc<Lifecycle>,
+    /// What every game's task shares (one copy, not one per game): the store, metrics, players
+    /// and `appended` above, `config.lifecycle`, and this registry.
+    hooks: Arc<Hooks>,
     /// The server's metrics.
     pub metrics: Arc<Metrics>,
     /// Open streams per client connection (its remote address).
@@ -232,20 +233,30 @@ pub fn game_id(name: &str) -> Result<&str, ServiceError> {
 impl Registry {
     /// No games yet. On a shared store, starts following the store's change notices.
     pub fn new(store: Arc<dyn EventStore>, config: Config) -> Arc<Registry> {
-        let registry = Arc::new(Registry {
+        let appended = Arc::new(watch::channel(0).0);
+        let metrics = Arc::<Metrics>::default();
+        let players = Players::new(store.clone());
+        let registry = Arc::new_cyclic(|registry| Registry {
             table: Mutex::default(),
             loading: tokio::sync::Mutex::new(()),
             store: store.clone(),
-            appended: Arc::new(watch::channel(0).0),
+            appended: appended.clone(),
             live: watch::channel(0).0,
-            lifecycle: Arc::new(config.lifecycle.clone()),
+            hooks: Arc::new(Hooks {
+                store,
+                lifecycle: config.lifecycle.clone(),
+                appended,
+                metrics: metrics.clone(),
+                players: players.clone(),
+                registry: registry.clone(),
+            }),
             config,
-            metrics: Arc::default(),
+            metrics,
             streams: Mutex::default(),
             stopping: watch::channel(false).0,
             firehose: tokio::sync::Mutex::new(Weak::new()),
             rematches: tokio::sync::Mutex::new(()),
-            players: Players::new(store.clone()),
+            players,
             matchmaker: std::sync::OnceLock::new(),
         });
         if registry.config.matchmaking {
@@ -453,22 +464,7 @@ impl Registry {
         let seq = table.next;
         table.next += 1;
         let key: Arc<str> = Arc::from(name);
-        let hooks = Hooks {
-            appended: self.appended.clone(),
-            metrics: self.metrics.clone(),
-            players: self.players.clone(),
-            registry: Arc::downgrade(self),
-            seq,
-        };
-        let game = game::spawn(
-            name,
-            self.store.clone(),
-            self.lifecycle.clone(),
-            lobby,
-            log,
-            hooks,
-            first,
-        )?;
+        let game = game::spawn(name, &self.hooks, seq, lobby, log, first)?;
         let mut client = None;
         if let Some(reservation) = reservation {
             // The place becomes the game's: the client's count already holds it.
