@@ -123,8 +123,9 @@ struct Table {
     per_client: HashMap<IpAddr, usize>,
     /// Creations under way: each holds a place against `max_games` until its game is installed.
     reserved: usize,
-    /// Which live game each known seat token belongs to, by [`TokenKey`].
-    tokens: HashMap<TokenKey, Arc<str>>,
+    /// Which live game each known seat token belongs to, by [`TokenKey`]: its registration
+    /// (the key of [`Table::order`]), 8 bytes where its name would take 16.
+    tokens: HashMap<TokenKey, u64>,
 }
 
 impl Table {
@@ -473,7 +474,7 @@ impl Registry {
             client = reservation.client;
         }
         for token in &tokens {
-            table.tokens.insert(*token, key.clone());
+            table.tokens.insert(*token, seq);
         }
         table.order.insert(seq, key.clone());
         table.open.insert(seq);
@@ -527,15 +528,12 @@ impl Registry {
     fn note_token(&self, token: TokenHash, name: &str) {
         let token = token_key(&token);
         if let Ok(mut table) = self.table.lock()
-            && let Some((key, slot)) = table.by_name.get_key_value(name)
+            && let Some(slot) = table.by_name.get_mut(name)
+            && !slot.tokens.contains(&token)
         {
-            let key = key.clone();
-            if !slot.tokens.contains(&token) {
-                if let Some(slot) = table.by_name.get_mut(name) {
-                    slot.tokens.push(token);
-                }
-                table.tokens.insert(token, key);
-            }
+            slot.tokens.push(token);
+            let seq = slot.seq;
+            table.tokens.insert(token, seq);
         }
     }
 
@@ -970,7 +968,10 @@ impl Registry {
                     .table
                     .lock()
                     .ok()
-                    .and_then(|t| t.tokens.get(&token_key(token)).cloned())
+                    .and_then(|t| {
+                        let seq = t.tokens.get(&token_key(token))?;
+                        t.order.get(seq).cloned()
+                    })
                     .is_some_and(|game| &*game != name);
                 if other {
                     Err(ServiceError::denied(
