@@ -405,7 +405,7 @@ async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served
             "--max-connections-per-address",
             "10",
             "--handshake-timeout",
-            "4s",
+            "10s",
         ],
     )
     .await;
@@ -424,13 +424,14 @@ async fn idle_half_sent_and_surplus_connections_are_closed_and_others_are_served
         }
         flood.push(socket);
     }
-    // The address is at its limit: one more is closed at once (well before the handshake
-    // timeout; the margin allows for a machine busy with other tests).
+    // The address is at its limit: one more is closed at once, well before the handshake
+    // timeout. The margin allows for a machine busy with other tests: CI once saw the surplus
+    // still open after 2 seconds, with the timeout at 4.
     let mut surplus = connect().await;
-    assert!(closed_within(&mut surplus, Duration::from_secs(2)).await);
+    assert!(closed_within(&mut surplus, Duration::from_secs(5)).await);
     // The handshake timeout closes all ten.
     for socket in &mut flood {
-        assert!(closed_within(socket, Duration::from_secs(10)).await);
+        assert!(closed_within(socket, Duration::from_secs(20)).await);
     }
     // Then a client is served, and the metrics tell what happened.
     let mut client = server.client().await;
