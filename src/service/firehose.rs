@@ -228,7 +228,7 @@ pub(crate) async fn hub(registry: &Arc<Registry>) -> Result<Arc<Hub>, ServiceErr
 async fn run(hub: Weak<Hub>, registry: Arc<Registry>, mut position: u64) {
     let store = registry.store().clone();
     let shared = store.shared();
-    let mut wake = registry.appended.subscribe();
+    let mut wake = registry.hooks.appended.subscribe();
     let mut stopping = registry.stopping.subscribe();
     let mut projector = Projector::new(usize::MAX);
     loop {
@@ -337,7 +337,7 @@ async fn firehose(
             && !events.is_empty()
         {
             catching_up = None;
-            registry.metrics.observe_lag(events.len());
+            registry.hooks.metrics.observe_lag(events.len());
             for event in events {
                 position = event.position;
                 send(Kind::Event(pb::GameEvent::clone(event))).await?;
@@ -362,8 +362,8 @@ async fn firehose(
                 }
             };
             if !batch.is_empty() {
-                registry.metrics.firehose_store_reads.inc();
-                registry.metrics.observe_lag(batch.len());
+                registry.hooks.metrics.firehose_store_reads.inc();
+                registry.hooks.metrics.observe_lag(batch.len());
                 let projector =
                     catching_up.get_or_insert_with(|| Projector::new(CATCH_UP_REPLICAS));
                 let mut events = Vec::with_capacity(batch.len());

@@ -209,19 +209,20 @@ impl GameRef {
     }
 }
 
-/// What every game's task shares: one copy per server, made by the registry, which each task
-/// holds through one pointer (six fields of their own would cost every live game's task 64
-/// bytes more).
+/// What the registry and every game's task share: one copy per server, made by the registry,
+/// which each task holds through one pointer (six fields of their own would cost every live
+/// game's task 64 bytes more).
 pub(crate) struct Hooks {
     /// The store every game appends to.
     pub store: Arc<dyn EventStore>,
     /// How long games wait, think and stay.
     pub lifecycle: Lifecycle,
-    /// Counts appends; the firehose waits on it.
+    /// Counts appends, this server's and (for a shared store) other servers'; firehose streams
+    /// wait on it, then read the store.
     pub appended: Arc<watch::Sender<u64>>,
     /// The server's metrics.
     pub metrics: Arc<Metrics>,
-    /// Where a rated game's outcome goes.
+    /// Registered players, invite codes, and where a rated game's outcome goes.
     pub players: Players,
     /// The registry, which loads a game again once its task has stopped.
     pub registry: Weak<Registry>,

@@ -250,6 +250,7 @@ impl UnoFlipService for Service {
         let r = request.get_ref();
         let (player, token) = self
             .registry
+            .hooks
             .players
             .register(&r.display_name, r.bot)
             .await?;
@@ -263,7 +264,12 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::GetPlayerRequest>,
     ) -> Answer<pb::GetPlayerResponse> {
-        let player = self.registry.players.get(&request.get_ref().name).await?;
+        let player = self
+            .registry
+            .hooks
+            .players
+            .get(&request.get_ref().name)
+            .await?;
         Ok(Response::new(pb::GetPlayerResponse {
             player: Some(convert::registered_player(&player)),
         }))
@@ -314,6 +320,7 @@ impl UnoFlipService for Service {
         } as usize;
         let (rows, more) = self
             .registry
+            .hooks
             .players
             .leaderboard(ruleset, r.bots, skip, limit)
             .await?;
@@ -353,6 +360,7 @@ impl UnoFlipService for Service {
         let r = request.into_inner();
         let player = self
             .registry
+            .hooks
             .players
             .authenticate(&r.player, bearer.as_deref())
             .await?;

@@ -108,7 +108,7 @@ pub async fn serve(
         shutdown.await;
         stopping.stop_streams();
     };
-    let incoming = conn::accept(listener, limits.connections, registry.metrics.clone());
+    let incoming = conn::accept(listener, limits.connections, registry.hooks.metrics.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<UnoFlipServiceServer<Service>>().await;
     let reflection = || {
@@ -144,7 +144,7 @@ pub async fn serve(
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(reasons::ReasonLayer {
             timeout: limits.request_timeout,
-            metrics: registry.metrics.clone(),
+            metrics: registry.hooks.metrics.clone(),
         })
         .layer(tower::util::option_layer(
             Some(RateLimitLayer::new(limits.rates)).filter(RateLimitLayer::any),

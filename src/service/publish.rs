@@ -231,7 +231,7 @@ async fn run(registry: Arc<Registry>, config: PublishConfig, progress: Arc<Progr
         };
         announced_waiting = false;
         progress.holder.store(true, Ordering::Relaxed);
-        registry.metrics.publishing.set(1);
+        registry.hooks.metrics.publishing.set(1);
         // Publishes until the lease is lost, starting over after a failure of the broker or of
         // the store (quickly after a run that went well for a while, backing off otherwise).
         let mut backoff = Duration::from_millis(100);
@@ -244,7 +244,7 @@ async fn run(registry: Arc<Registry>, config: PublishConfig, progress: Arc<Progr
                     if started.elapsed() > MAX_BACKOFF {
                         backoff = Duration::from_millis(100);
                     }
-                    registry.metrics.publish_errors.inc();
+                    registry.hooks.metrics.publish_errors.inc();
                     tracing::warn!(%error, retry_in = ?backoff, "publisher: stopped; starting over");
                     tokio::select! {
                         () = tokio::time::sleep(backoff) => {}
@@ -255,8 +255,8 @@ async fn run(registry: Arc<Registry>, config: PublishConfig, progress: Arc<Progr
             }
         };
         progress.holder.store(false, Ordering::Relaxed);
-        registry.metrics.publishing.set(0);
-        registry.metrics.publish_lag.set(0);
+        registry.hooks.metrics.publishing.set(0);
+        registry.hooks.metrics.publish_lag.set(0);
         tracing::warn!(error = %lost, "publisher: the lease was lost; trying to take it again");
     }
 }
@@ -318,7 +318,7 @@ async fn send(
 ) -> Stop {
     let store = registry.store().clone();
     let mut projector = Projector::new(usize::MAX);
-    let mut wake = registry.appended.subscribe();
+    let mut wake = registry.hooks.appended.subscribe();
     let mut stopping = registry.stopping.subscribe();
     let shared = store.shared();
     let mut checked = Instant::now();
@@ -401,10 +401,10 @@ async fn acknowledge(
             for ack in acks {
                 match ack.await {
                     Ok(ack) if ack.duplicate => {
-                        registry.metrics.publish_duplicates.inc();
+                        registry.hooks.metrics.publish_duplicates.inc();
                     }
                     Ok(_) => {
-                        registry.metrics.published.inc();
+                        registry.hooks.metrics.published.inc();
                     }
                     Err(e) => return nats(e),
                 }
@@ -521,6 +521,7 @@ async fn watch_lag(registry: Arc<Registry>, progress: Arc<Progress>) {
             continue;
         };
         registry
+            .hooks
             .metrics
             .publish_lag
             .set(i64::try_from(lag).unwrap_or(i64::MAX));

@@ -23,7 +23,7 @@ use super::game::{self, GameRef, Hooks, Lifecycle};
 use super::lobby::{GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token, now_unix};
 use super::log::EventLog;
 use super::matchmaker::Matchmaker;
-use super::metrics::{Metrics, Open};
+use super::metrics::Open;
 use super::players::Players;
 
 /// Times a command follows its game to a new task before giving up.
@@ -167,19 +167,13 @@ pub struct Registry {
     table: Mutex<Table>,
     /// One load from the store at a time, so a game is never loaded twice.
     loading: tokio::sync::Mutex<()>,
-    store: Arc<dyn EventStore>,
-    /// Counts appends, this server's and (for a shared store) other servers'; firehose streams
-    /// wait on it, then read the store.
-    pub(crate) appended: Arc<watch::Sender<u64>>,
     /// The number of live games.
     live: watch::Sender<usize>,
     /// Limits and secrets.
     pub config: Config,
-    /// What every game's task shares (one copy, not one per game): the store, metrics, players
-    /// and `appended` above, `config.lifecycle`, and this registry.
-    hooks: Arc<Hooks>,
-    /// The server's metrics.
-    pub metrics: Arc<Metrics>,
+    /// The store, the metrics, registered players, the append counter and `config.lifecycle`:
+    /// the registry's, and shared by every game's task (one copy, not one per game).
+    pub(crate) hooks: Arc<Hooks>,
     /// Open streams per client connection (its remote address).
     streams: Mutex<HashMap<SocketAddr, usize>>,
     /// Set when the server stops: every stream ends with `SERVER_STOPPING`.
@@ -188,8 +182,6 @@ pub struct Registry {
     pub(crate) firehose: tokio::sync::Mutex<Weak<super::firehose::Hub>>,
     /// One rematch created at a time, so that two players asking at once get the same game.
     rematches: tokio::sync::Mutex<()>,
-    /// Registered players and invite codes.
-    pub players: Players,
     /// The quick-play queue, if this server matches.
     pub matchmaker: std::sync::OnceLock<Arc<Matchmaker>>,
 }
@@ -234,30 +226,23 @@ pub fn game_id(name: &str) -> Result<&str, ServiceError> {
 impl Registry {
     /// No games yet. On a shared store, starts following the store's change notices.
     pub fn new(store: Arc<dyn EventStore>, config: Config) -> Arc<Registry> {
-        let appended = Arc::new(watch::channel(0).0);
-        let metrics = Arc::<Metrics>::default();
-        let players = Players::new(store.clone());
         let registry = Arc::new_cyclic(|registry| Registry {
             table: Mutex::default(),
             loading: tokio::sync::Mutex::new(()),
-            store: store.clone(),
-            appended: appended.clone(),
             live: watch::channel(0).0,
             hooks: Arc::new(Hooks {
+                players: Players::new(store.clone()),
                 store,
                 lifecycle: config.lifecycle.clone(),
-                appended,
-                metrics: metrics.clone(),
-                players: players.clone(),
+                appended: Arc::new(watch::channel(0).0),
+                metrics: Arc::default(),
                 registry: registry.clone(),
             }),
             config,
-            metrics,
             streams: Mutex::default(),
             stopping: watch::channel(false).0,
             firehose: tokio::sync::Mutex::new(Weak::new()),
             rematches: tokio::sync::Mutex::new(()),
-            players,
             matchmaker: std::sync::OnceLock::new(),
         });
         if registry.config.matchmaking {
@@ -265,8 +250,11 @@ impl Registry {
                 .matchmaker
                 .set(Matchmaker::start(Arc::downgrade(&registry)));
         }
-        if registry.store.shared() {
-            tokio::spawn(follow(Arc::downgrade(&registry), registry.store.changes()));
+        if registry.hooks.store.shared() {
+            tokio::spawn(follow(
+                Arc::downgrade(&registry),
+                registry.hooks.store.changes(),
+            ));
         }
         registry
     }
@@ -298,7 +286,7 @@ impl Registry {
         Ok(StreamSlot {
             registry: Arc::downgrade(self),
             peer,
-            _open: Open::new(&self.metrics.open_streams),
+            _open: Open::new(&self.hooks.metrics.open_streams),
         })
     }
 
@@ -309,7 +297,7 @@ impl Registry {
 
     /// The store.
     pub(crate) fn store(&self) -> &Arc<dyn EventStore> {
-        &self.store
+        &self.hooks.store
     }
 
     /// The number of live games, as it changes.
@@ -337,13 +325,13 @@ impl Registry {
         /// Logs read from the store at once, ahead of the games being rebuilt in order.
         const READ_AHEAD: usize = 64;
         let mut rebuilt = 0;
-        let mut records = self.store.unfinished().await?.into_iter();
+        let mut records = self.hooks.store.unfinished().await?.into_iter();
         let mut pending = std::collections::VecDeque::new();
         loop {
             while pending.len() < READ_AHEAD
                 && let Some((name, record)) = records.next()
             {
-                let store = self.store.clone();
+                let store = self.hooks.store.clone();
                 let game = name.clone();
                 let log = tokio::spawn(async move { stored_log(&*store, &game).await });
                 pending.push_back((name, record, log));
@@ -416,7 +404,7 @@ impl Registry {
         if let Some(game) = self.live_ref(name)? {
             return Ok(game);
         }
-        let Some((record, _)) = self.store.record(name).await? else {
+        let Some((record, _)) = self.hooks.store.record(name).await? else {
             return Err(ServiceError::no_game(name));
         };
         let damaged = |error: String| {
@@ -426,7 +414,7 @@ impl Registry {
                 error,
             }
         };
-        let log = stored_log(&*self.store, name).await?;
+        let log = stored_log(&*self.hooks.store, name).await?;
         self.install(name, &record, log, None, first)
             .map_err(damaged)
     }
@@ -488,7 +476,8 @@ impl Registry {
             },
         );
         self.live.send_replace(table.by_name.len());
-        self.metrics
+        self.hooks
+            .metrics
             .live_games
             .set(i64::try_from(table.by_name.len()).unwrap_or(i64::MAX));
         Ok(game)
@@ -519,7 +508,8 @@ impl Registry {
             table.per_client.shrink_to_fit();
         }
         self.live.send_replace(table.by_name.len());
-        self.metrics
+        self.hooks
+            .metrics
             .live_games
             .set(i64::try_from(table.by_name.len()).unwrap_or(i64::MAX));
     }
@@ -633,7 +623,7 @@ impl Registry {
         }
         let mut reservation = self.reserve(client)?;
         let name = format!("games/{}", &new_token()[..16]);
-        let invite_code = self.players.new_code(&name).await?;
+        let invite_code = self.hooks.players.new_code(&name).await?;
         let lobby = Lobby {
             setup,
             timer: new.turn_timer,
@@ -663,7 +653,7 @@ impl Registry {
             invite_code: Some(invite_code),
         };
         let record = lobby.to_record();
-        self.store.save_game(&name, &record, false).await?;
+        self.hooks.store.save_game(&name, &record, false).await?;
         let all_bots = lobby.all_bots();
         let game = self
             .install(
@@ -840,14 +830,14 @@ impl Registry {
         let mut display_name: String = display_name.chars().take(64).collect();
         let joining = match player {
             Some((player, token)) => {
-                let found = self.players.authenticate(player, token).await?;
+                let found = self.hooks.players.authenticate(player, token).await?;
                 if display_name.trim().is_empty() {
                     display_name = found.display_name;
                 }
                 Some(game::Joining {
                     player: found.name,
                     token: token.unwrap_or_default().to_owned(),
-                    players: self.players.clone(),
+                    players: self.hooks.players.clone(),
                 })
             }
             None => None,
@@ -873,7 +863,7 @@ impl Registry {
             // Neither a name nor a code: refused as a malformed name.
             return game_id(name).map(|_| name.to_owned());
         };
-        let Some(game) = self.players.code(&code).await? else {
+        let Some(game) = self.hooks.players.code(&code).await? else {
             return Err(ServiceError::not_found(
                 "INVITE_CODE_UNKNOWN",
                 format!("no game has the invite code {code} (a code ends with its game)"),
@@ -897,11 +887,11 @@ impl Registry {
         token: Option<&str>,
         limit: u32,
     ) -> Result<Vec<(GameInfo, Seat, String)>, ServiceError> {
-        let found = self.players.authenticate(player, token).await?;
+        let found = self.hooks.players.authenticate(player, token).await?;
         let token = token.unwrap_or_default();
         let limit = if limit == 0 { 50 } else { limit.min(100) } as usize;
         let mut out = Vec::new();
-        for held in self.players.games(&found.name, limit).await? {
+        for held in self.hooks.players.games(&found.name, limit).await? {
             let Ok(info) = self.describe(&held.game).await else {
                 continue;
             };
@@ -1090,7 +1080,7 @@ impl Registry {
         {
             return Some(info.lobby);
         }
-        match self.store.record(name).await {
+        match self.hooks.store.record(name).await {
             Ok(Some((record, _))) => Lobby::from_record(&record).ok(),
             _ => None,
         }
@@ -1130,7 +1120,7 @@ async fn follow(registry: Weak<Registry>, mut changes: tokio::sync::broadcast::R
         let Some(registry) = registry.upgrade() else {
             return;
         };
-        registry.appended.send_modify(|n| *n += 1);
+        registry.hooks.appended.send_modify(|n| *n += 1);
         let Ok(table) = registry.table.lock() else {
             return;
         };

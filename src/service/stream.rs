@@ -222,7 +222,7 @@ async fn game_stream(
     tx: &Sender<pb::SubscribeResponse>,
 ) -> Option<()> {
     let store = &**registry.store();
-    let metrics = &registry.metrics;
+    let metrics = &registry.hooks.metrics;
     // Boxed, like the catching up below: the heartbeat is sent from the waiting state.
     let send = |kind: Kind| {
         Box::pin(async move {

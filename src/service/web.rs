@@ -99,7 +99,7 @@ async fn plain<B>(request: Request<B>, registry: Arc<Registry>) -> Response<Body
         }
         (true, "/metrics") => text(
             StatusCode::OK,
-            registry.metrics.render(),
+            registry.hooks.metrics.render(),
             "text/plain; version=0.0.4; charset=utf-8",
         ),
         (true, _) => text(StatusCode::NOT_FOUND, "not found\n".into(), PLAIN),
