@@ -80,7 +80,7 @@ impl Projector {
             .map_or(0, |(game, _)| game.version());
         if known + 1 != committed.version {
             // The state before this event: the game's earlier events read from the store.
-            let earlier = registry.store().read(name, 0).await?;
+            let earlier = registry.hooks.store.read(name, 0).await?;
             let before = usize::try_from(committed.version.saturating_sub(1))
                 .unwrap_or(usize::MAX)
                 .min(earlier.len());
@@ -207,7 +207,8 @@ pub(crate) async fn hub(registry: &Arc<Registry>) -> Result<Arc<Hub>, ServiceErr
         return Ok(hub);
     }
     let start = registry
-        .store()
+        .hooks
+        .store
         .last_position()
         .await
         .map_err(|e| ServiceError::store(&e))?;
@@ -226,7 +227,7 @@ pub(crate) async fn hub(registry: &Arc<Registry>) -> Result<Arc<Hub>, ServiceErr
 
 /// Follows the store for the hub while any stream holds it.
 async fn run(hub: Weak<Hub>, registry: Arc<Registry>, mut position: u64) {
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let shared = store.shared();
     let mut wake = registry.hooks.appended.subscribe();
     let mut stopping = registry.stopping.subscribe();
@@ -325,7 +326,7 @@ async fn firehose(
             return None;
         }
     };
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let mut head = hub.head.subscribe();
     // Replicas for reading the store, only while behind the ring.
     let mut catching_up: Option<Projector> = None;

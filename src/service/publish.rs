@@ -180,7 +180,7 @@ fn nats(e: impl std::fmt::Display) -> Stop {
 
 /// Takes the lease, publishes while it holds it, and starts over after any failure.
 async fn run(registry: Arc<Registry>, config: PublishConfig, progress: Arc<Progress>) {
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let lease_name = format!("nats-publisher:{}", config.stream);
     let mut stopping = registry.stopping.subscribe();
     let client = match async_nats::ConnectOptions::new()
@@ -272,7 +272,7 @@ async fn publish(
     lease: &mut dyn crate::store::Lease,
     progress: &Progress,
 ) -> Stop {
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let cursor = format!("nats:{}", config.stream);
     if let Err(e) = lease.check().await {
         return Stop::LeaseLost(e);
@@ -316,7 +316,7 @@ async fn send(
     mut last_sequence: u64,
     sent: tokio::sync::mpsc::Sender<Sent>,
 ) -> Stop {
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let mut projector = Projector::new(usize::MAX);
     let mut wake = registry.hooks.appended.subscribe();
     let mut stopping = registry.stopping.subscribe();
@@ -390,7 +390,7 @@ async fn acknowledge(
     progress: &Progress,
     mut batches: tokio::sync::mpsc::Receiver<Sent>,
 ) -> Stop {
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let mut saved_at = Instant::now();
     loop {
         let next = tokio::time::timeout(SAVE_EVERY, batches.recv()).await;
@@ -503,7 +503,7 @@ fn stream_config(config: &PublishConfig) -> stream::Config {
 /// Every second, while this server holds the lease: how many events the stream is behind the
 /// store (up to [`LAG_CAP`]), in the metrics and, when it stays behind, in the log.
 async fn watch_lag(registry: Arc<Registry>, progress: Arc<Progress>) {
-    let store = registry.store().clone();
+    let store = registry.hooks.store.clone();
     let mut stopping = registry.stopping.subscribe();
     let mut behind_since: Option<Instant> = None;
     let mut warned = Instant::now();

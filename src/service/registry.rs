@@ -295,11 +295,6 @@ impl Registry {
         self.stopping.send_replace(true);
     }
 
-    /// The store.
-    pub(crate) fn store(&self) -> &Arc<dyn EventStore> {
-        &self.hooks.store
-    }
-
     /// The number of live games, as it changes.
     pub fn live_games(&self) -> watch::Receiver<usize> {
         self.live.subscribe()

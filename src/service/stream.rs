@@ -221,7 +221,7 @@ async fn game_stream(
     heartbeat: std::time::Duration,
     tx: &Sender<pb::SubscribeResponse>,
 ) -> Option<()> {
-    let store = &**registry.store();
+    let store = &*registry.hooks.store;
     let metrics = &registry.hooks.metrics;
     // Boxed, like the catching up below: the heartbeat is sent from the waiting state.
     let send = |kind: Kind| {

@@ -86,7 +86,7 @@ async fn plain<B>(request: Request<B>, registry: Arc<Registry>) -> Response<Body
     match (get, request.uri().path()) {
         (true, "/healthz") => text(StatusCode::OK, "ok\n".into(), PLAIN),
         (true, "/readyz") => {
-            let probe = registry.store().record("games/readyz");
+            let probe = registry.hooks.store.record("games/readyz");
             match tokio::time::timeout(READY_WAIT, probe).await {
                 Ok(Ok(_)) => text(StatusCode::OK, "ready\n".into(), PLAIN),
                 Ok(Err(e)) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n"), PLAIN),
