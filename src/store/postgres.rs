@@ -6,7 +6,7 @@
 //! version and the game's name (`"12 games/x"`): only a wake-up for other servers, which read the
 //! events themselves.
 //!
-//! Appends are committed in groups: a writer task takes every append waiting (one per game)
+//! Appends are committed in groups: one writer task takes every append waiting (one per game)
 //! and inserts them in one statement, so many games' moves share one transaction and one
 //! flush of the log; each append is answered once that statement has committed.
 //!
@@ -17,7 +17,6 @@
 //! a position already read. The price is a short delay while older transactions are open.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use tokio::sync::{mpsc, oneshot};
@@ -33,13 +32,6 @@ const MAX_APPEND: usize = 1 << 16;
 
 /// Appends committed together in one statement at most (group commit).
 const MAX_BATCH: usize = 512;
-
-/// Batches being committed at once, each on its own connection. With one, the appends that
-/// come while its commit is in flight wait in the queue and go in together as the next batch.
-/// More writers split them into smaller transactions, each with its own commit and
-/// notification: on the load bench, four delivered about a tenth fewer moves than one, two
-/// about as many as one, with a longer tail (CHANGELOG.md).
-const WRITERS: usize = 1;
 
 const SCHEMA: [&str; 5] = [
     "CREATE TABLE IF NOT EXISTS unoflip_events (
@@ -168,11 +160,8 @@ impl PostgresStore {
         migrate(&pool).await.map_err(unavailable)?;
         let (changes, _) = tokio::sync::broadcast::channel(4096);
         tokio::spawn(listen(pool.clone(), changes.clone()));
-        let (appends, queue) = mpsc::channel(MAX_BATCH * WRITERS);
-        let queue = Arc::new(tokio::sync::Mutex::new(queue));
-        for _ in 0..WRITERS {
-            tokio::spawn(writer(pool.clone(), queue.clone()));
-        }
+        let (appends, queue) = mpsc::channel(MAX_BATCH);
+        tokio::spawn(writer(pool.clone(), queue));
         Ok(PostgresStore {
             pool,
             appends,
@@ -204,45 +193,37 @@ struct Pending {
 /// Where an append's outcome goes.
 type Reply = oneshot::Sender<Result<u64, StoreError>>;
 
-/// One of the [`WRITERS`]: takes every append waiting (up to [`MAX_BATCH`], one per game) and
-/// commits them in one statement, so that many games' moves share a transaction and its flush.
-async fn writer(pool: PgPool, queue: Arc<tokio::sync::Mutex<mpsc::Receiver<(Pending, Reply)>>>) {
+/// The writer: takes every append waiting (up to [`MAX_BATCH`], one per game) and commits them
+/// in one statement, so that many games' moves share a transaction and its flush. The appends
+/// that come while its commit is in flight wait in the queue and go in together as the next
+/// batch. One writer, not several: four, each committing its share, made four times as many
+/// smaller transactions and delivered about a tenth fewer moves on the load bench, with a
+/// longer tail (CHANGELOG.md).
+async fn writer(pool: PgPool, mut queue: mpsc::Receiver<(Pending, Reply)>) {
     let mut carried: Option<(Pending, Reply)> = None;
     loop {
-        let mut batch = Vec::new();
-        {
-            // An append carried over from the last batch goes first, without waiting for the
-            // queue (another writer may be holding it while it waits for work).
-            let mut queue = match carried.take() {
-                Some(first) => {
-                    batch.push(first);
-                    queue.try_lock().ok()
-                }
-                None => {
-                    let mut queue = queue.lock().await;
-                    match queue.recv().await {
-                        Some(first) => batch.push(first),
-                        None => return,
-                    }
-                    Some(queue)
-                }
-            };
-            let mut rows: usize = batch.iter().map(|(p, _)| p.bodies.len()).sum();
-            let mut games: HashSet<String> = batch.iter().map(|(p, _)| p.game.clone()).collect();
-            while let Some(queue) = queue.as_mut()
-                && batch.len() < MAX_BATCH
-            {
-                let Ok(next) = queue.try_recv() else { break };
-                // A game's second append waits for the next batch: it expects the first's
-                // version, which a statement cannot see from its own snapshot.
-                if rows + next.0.bodies.len() > MAX_APPEND || games.contains(&next.0.game) {
-                    carried = Some(next);
-                    break;
-                }
-                rows += next.0.bodies.len();
-                games.insert(next.0.game.clone());
-                batch.push(next);
+        // An append carried over from the last batch goes first.
+        let first = match carried.take() {
+            Some(first) => first,
+            None => match queue.recv().await {
+                Some(first) => first,
+                None => return,
+            },
+        };
+        let mut rows = first.0.bodies.len();
+        let mut games = HashSet::from([first.0.game.clone()]);
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            let Ok(next) = queue.try_recv() else { break };
+            // A game's second append waits for the next batch: it expects the first's
+            // version, which a statement cannot see from its own snapshot.
+            if rows + next.0.bodies.len() > MAX_APPEND || games.contains(&next.0.game) {
+                carried = Some(next);
+                break;
             }
+            rows += next.0.bodies.len();
+            games.insert(next.0.game.clone());
+            batch.push(next);
         }
         commit_batch(&pool, batch).await;
     }
