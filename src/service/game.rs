@@ -247,6 +247,11 @@ struct Live {
     /// by the map's 48 bytes (an empty map does not allocate, but is as large inline).
     #[allow(clippy::box_collection)]
     requests: Option<Box<HashMap<String, Submitted>>>,
+    /// Whether the store may hold request ids of this game that `requests` does not: the task
+    /// was started with events already stored (after a restart, or once a finished game is
+    /// asked for again), its store is shared with other servers, or it forgot requests to
+    /// stay small. Until then a request id it does not hold is new, and needs no read.
+    requests_elsewhere: bool,
     /// When the seat to move runs out of time.
     deadline: Option<Instant>,
     /// When the server's seat to move plays (with a bot delay).
@@ -311,6 +316,7 @@ pub(crate) fn spawn(
     };
     let now = Instant::now();
     let lobby_ends = lobby_ends(&lobby, hooks.lifecycle.lobby_ttl, now);
+    let requests_elsewhere = log.len() > 0 || hooks.store.shared();
     let mut live = Live {
         name,
         hooks: hooks.clone(),
@@ -318,6 +324,7 @@ pub(crate) fn spawn(
         lobby,
         game,
         log,
+        requests_elsewhere,
         requests: None,
         deadline: None,
         bot_at: None,
@@ -955,6 +962,7 @@ impl Live {
         let requests = self.requests.get_or_insert_default();
         if requests.len() >= REQUESTS_IN_MEMORY {
             requests.clear();
+            self.requests_elsewhere = true;
         }
         requests.insert(key, answer);
     }
@@ -964,6 +972,9 @@ impl Live {
     async fn answered(&mut self, key: &str, seat: Seat) -> Result<Option<Submitted>, ServiceError> {
         if let Some(first) = self.requests.as_ref().and_then(|r| r.get(key)) {
             return Ok(Some(first.clone()));
+        }
+        if !self.requests_elsewhere {
+            return Ok(None);
         }
         let Some((first, last)) = self.hooks.store.request(&self.name, key).await? else {
             return Ok(None);
@@ -1337,6 +1348,8 @@ impl Live {
         match self.hooks.store.read(&self.name, self.log.len()).await {
             Ok(events) if !events.is_empty() => {
                 let n = events.len();
+                // Another server's moves, with request ids this task never saw.
+                self.requests_elsewhere = true;
                 self.apply(events, None).await;
                 n
             }

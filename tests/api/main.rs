@@ -10,6 +10,7 @@ mod limits;
 mod ops;
 mod recovery;
 mod refusals;
+mod request_ids;
 mod streams;
 mod tampered;
 mod two_servers;

@@ -1,10 +1,11 @@
 //! A memory store that tests slow down or step in on: its lobby records can take a while to
 //! save, it can say that other servers share it, and a test can run another server's work
-//! between one append's commit and its return. Everything else goes straight to the memory
-//! store.
+//! between one append's commit and its return, and it counts the request ids it is asked
+//! for. Everything else goes straight to the memory store.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -34,6 +35,8 @@ pub struct Tampered {
     pub changes: broadcast::Sender<Change>,
     /// Run once, after the next append.
     pub after_next_append: Mutex<Option<AfterAppend>>,
+    /// How many times a request id was looked up ([`EventStore::request`]).
+    pub request_reads: AtomicUsize,
 }
 
 impl Tampered {
@@ -45,6 +48,7 @@ impl Tampered {
             shared: false,
             changes: broadcast::channel(64).0,
             after_next_append: Mutex::new(None),
+            request_reads: AtomicUsize::new(0),
         }
     }
 }
@@ -79,6 +83,7 @@ impl EventStore for Tampered {
         game: &'a str,
         request: &'a str,
     ) -> StoreFuture<'a, Option<(u64, u64)>> {
+        self.request_reads.fetch_add(1, Ordering::Relaxed);
         self.inner.request(game, request)
     }
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {

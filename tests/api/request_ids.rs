@@ -1,0 +1,163 @@
+//! A request id is looked up in the store only when the store may hold it and the game's task
+//! does not: a game this server started answers a new id from memory alone, and a retry is
+//! still answered with its first answer once the task has forgotten it, after a restart, and
+//! on a store other servers share.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use unoflip::proto as pb;
+use unoflip::service::{Config, Registry};
+
+use super::common::plain_move;
+use super::harness::*;
+use super::tampered::Tampered;
+
+/// A server on `store`, with the unfinished games it holds recovered (as `serve` starts).
+async fn start_server(store: &Arc<Tampered>) -> Server {
+    let games = Registry::new(store.clone(), Config::default());
+    games.recover().await.unwrap();
+    serve(games).await
+}
+
+/// A two-seat game long enough for thousands of moves.
+async fn long_game(client: &mut Client) -> (String, Vec<String>) {
+    started(
+        client,
+        pb::GameOptions {
+            target_score: 100_000,
+            single_round: false,
+            ..options(pb::Ruleset::Flip, 2)
+        },
+    )
+    .await
+}
+
+/// The seat to move's request to make one move (a card when it has one) with request id `id`.
+async fn next_move(
+    client: &mut Client,
+    game: &str,
+    tokens: &[String],
+    id: &str,
+) -> tonic::Request<pb::SubmitActionRequest> {
+    let public = view(client, game, None).await;
+    let token = &tokens[public.turn as usize];
+    let mine = view(client, game, Some(token)).await;
+    let action = mine
+        .legal_actions
+        .iter()
+        .find(|a| matches!(a.kind, Some(pb::action::Kind::PlayCard(_))))
+        .cloned()
+        .or_else(|| {
+            let dark = public.side == pb::Side::Dark as i32;
+            let awaiting = pb::Awaiting::try_from(public.awaiting).ok()?;
+            plain_move(awaiting, dark).map(unoflip::service::convert::action)
+        });
+    assert!(action.is_some(), "no move for {id}: {public:?}");
+    authed(
+        pb::SubmitActionRequest {
+            game: game.to_owned(),
+            action,
+            request_id: id.to_owned(),
+            expected_version: Some(mine.version),
+        },
+        token,
+    )
+}
+
+/// The same request again, for a retry.
+fn again(
+    request: &tonic::Request<pb::SubmitActionRequest>,
+) -> tonic::Request<pb::SubmitActionRequest> {
+    let mut retry = tonic::Request::new(request.get_ref().clone());
+    *retry.metadata_mut() = request.metadata().clone();
+    retry
+}
+
+#[tokio::test]
+async fn a_game_this_server_started_reads_no_request_id_until_it_forgets_one() {
+    let store = Arc::new(Tampered::new());
+    let server = start_server(&store).await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = long_game(&mut client).await;
+    let first_request = next_move(&mut client, &game, &tokens, "m0").await;
+    let first = client
+        .submit_action(again(&first_request))
+        .await
+        .unwrap()
+        .into_inner();
+    // The task keeps the last 1,024 answers: until then no id is looked up in the store.
+    for i in 1..1024 {
+        let request = next_move(&mut client, &game, &tokens, &format!("m{i}")).await;
+        client.submit_action(request).await.unwrap();
+    }
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
+    // The 1,025th answer makes it forget the others: from the next move on, every new id is
+    // looked up, since the store may hold it.
+    for i in 1024..1100 {
+        let request = next_move(&mut client, &game, &tokens, &format!("m{i}")).await;
+        client.submit_action(request).await.unwrap();
+    }
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 1100 - 1025);
+    let version = game_version(&mut client, &game).await;
+    let retried = client
+        .submit_action(again(&first_request))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried, first, "the first answer, from the store");
+    assert_eq!(
+        game_version(&mut client, &game).await,
+        version,
+        "nothing changed"
+    );
+}
+
+#[tokio::test]
+async fn a_game_rebuilt_from_the_store_looks_request_ids_up_there() {
+    let store = Arc::new(Tampered::new());
+    let server = start_server(&store).await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = long_game(&mut client).await;
+    let first_request = next_move(&mut client, &game, &tokens, "before").await;
+    let first = client
+        .submit_action(again(&first_request))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
+    drop(server);
+
+    // Another server on the same store (a restart): the game comes back from the store.
+    let server = start_server(&store).await;
+    let mut other = super::harness::client(server.addr).await;
+    let retried = other
+        .submit_action(again(&first_request))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried, first, "the first answer, after a restart");
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 1);
+    let request = next_move(&mut other, &game, &tokens, "after").await;
+    let version = game_version(&mut other, &game).await;
+    let answer = other.submit_action(request).await.unwrap().into_inner();
+    assert!(answer.version > version, "a new id is a new move");
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 2);
+}
+
+#[tokio::test]
+async fn on_a_shared_store_every_new_request_id_is_looked_up() {
+    let store = Arc::new(Tampered {
+        shared: true,
+        ..Tampered::new()
+    });
+    let server = start_server(&store).await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = long_game(&mut client).await;
+    for i in 0..3 {
+        let request = next_move(&mut client, &game, &tokens, &format!("m{i}")).await;
+        client.submit_action(request).await.unwrap();
+    }
+    // Another server may have made any of them.
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 3);
+}
