@@ -3,7 +3,10 @@
 //! each and append every move's events with the version they expect, as the service does, all
 //! at once. Prints, for each store in `APPENDS_STORES` (default `memory,sqlite,postgres`), the
 //! appends per second and the process's CPU per append, split between the thread that commits
-//! (SQLite's writer) and the rest, and between user and system (kernel) time.
+//! (SQLite's writer) and the rest, and between user and system (kernel) time; for PostgreSQL on
+//! this machine, also the CPU per append of its server's processes (the backends serving the
+//! store's connections, its WAL writer, checkpointer and the rest, whatever else they serve
+//! meanwhile).
 //!
 //! `cargo bench --bench appends`. Every store starts empty: SQLite in a new file, PostgreSQL in a
 //! new database on the server of `UNOFLIP_TEST_POSTGRES` (default the local server), dropped
@@ -29,10 +32,11 @@ fn process_cpu() -> (f64, f64) {
     user_system(&stat)
 }
 
-/// The CPU seconds (user, system) of this process's threads named `name`, from `/proc/self/task`.
-fn thread_cpu(name: &str) -> (f64, f64) {
+/// The CPU seconds (user, system) of the tasks under `dir` (`/proc` or `/proc/self/task`)
+/// named `name`.
+fn cpu_named(dir: &str, name: &str) -> (f64, f64) {
     let mut out = (0.0, 0.0);
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+    let Ok(tasks) = std::fs::read_dir(dir) else {
         return out;
     };
     for task in tasks.flatten() {
@@ -45,6 +49,16 @@ fn thread_cpu(name: &str) -> (f64, f64) {
         }
     }
     out
+}
+
+/// The CPU seconds of SQLite's writer thread.
+fn writer_cpu() -> (f64, f64) {
+    cpu_named("/proc/self/task", "unoflip-sqlite")
+}
+
+/// The CPU seconds of this machine's PostgreSQL server processes (none when it runs elsewhere).
+fn postgres_cpu() -> (f64, f64) {
+    cpu_named("/proc", "postgres")
 }
 
 /// The store named `store`, new and empty (SQLite in `dir`, PostgreSQL in a database of its
@@ -116,16 +130,17 @@ async fn main() -> Result<(), Error> {
     let run = std::process::id();
     println!("appends: {games} games x {moves} moves per store");
     println!(
-        "| store | appends/s | user CPU us/append | system | SQLite's writer thread: user | system |"
+        "| store | appends/s | user CPU us/append | system | SQLite's writer thread: user | system \
+         | PostgreSQL server: user | system |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for store_name in stores.split(',').filter(|s| !s.is_empty()) {
         let dir = std::env::temp_dir().join(format!("unoflip-appends-{run}-{store_name}"));
         std::fs::create_dir_all(&dir)?;
         let Some((store, database)) = open(store_name, &dir).await? else {
             continue;
         };
-        let (before, writer_before) = (process_cpu(), thread_cpu("unoflip-sqlite"));
+        let (before, writer_before, server_before) = (process_cpu(), writer_cpu(), postgres_cpu());
         let start = Instant::now();
         let tasks: Vec<_> = (0..games)
             .map(|g| {
@@ -138,7 +153,7 @@ async fn main() -> Result<(), Error> {
             appends += task.await.unwrap_or(0);
         }
         let seconds = start.elapsed().as_secs_f64();
-        let (after, writer_after) = (process_cpu(), thread_cpu("unoflip-sqlite"));
+        let (after, writer_after, server_after) = (process_cpu(), writer_cpu(), postgres_cpu());
         let per = |seconds: f64| format!("{:.1}", seconds * 1e6 / appends.max(1) as f64);
         // Only the SQLite store commits on a thread of its own (the writer of an earlier store
         // in the list may have ended in between).
@@ -150,8 +165,17 @@ async fn main() -> Result<(), Error> {
         } else {
             ("-".to_owned(), "-".to_owned())
         };
+        let (server_user, server_system) = if store_name == "postgres" {
+            (
+                per(server_after.0 - server_before.0),
+                per(server_after.1 - server_before.1),
+            )
+        } else {
+            ("-".to_owned(), "-".to_owned())
+        };
         println!(
-            "| {store_name} | {:.0} | {} | {} | {writer_user} | {writer_system} |",
+            "| {store_name} | {:.0} | {} | {} | {writer_user} | {writer_system} \
+             | {server_user} | {server_system} |",
             appends as f64 / seconds,
             per(after.0 - before.0),
             per(after.1 - before.1),

@@ -1,7 +1,8 @@
 //! Load: many concurrent four-seat games against a real `unoflip serve` process on loopback,
 //! every seat subscribed to its stream and acting when its turn comes (on the stream's Prompt,
 //! choosing among the legal actions it lists, preferring to play a card, with
-//! `expected_version`).
+//! `expected_version` and, as the project's clients do, a new `request_id`;
+//! `LOAD_REQUEST_IDS=0` sends none, as the figures before 2026-12-06 were measured).
 //!
 //! One run measures, one after the other on the same machine, every store in `LOAD_STORES`
 //! (default `transport,memory,sqlite,postgres`) at every rate in `LOAD_RATES` (actions per
@@ -462,6 +463,7 @@ async fn measure(
         1_000_000_000 / rate as u64
     };
     let next_slot = Arc::new(AtomicU64::new(0));
+    let request_ids = env("LOAD_REQUEST_IDS", 1) != 0;
     let tables = set_up(&channels, games, seats).await?;
     let timings = Arc::new(Mutex::new(Timings::default()));
     let mut tasks = Vec::new();
@@ -503,6 +505,7 @@ async fn measure(
         let next_slot = next_slot.clone();
         tasks.push(tokio::spawn(async move {
             let mut rng = SmallRng::seed_from_u64((g * 16 + seat) as u64);
+            let mut submitted = 0u64;
             while let Ok(Some(message)) = stream.message().await {
                 use pb::event::Kind as E;
                 use pb::subscribe_response::Kind;
@@ -547,7 +550,13 @@ async fn measure(
                         pb::SubmitActionRequest {
                             game: name.clone(),
                             action: Some(action),
-                            request_id: String::new(),
+                            // As the project's clients do: a new id for every action.
+                            request_id: if request_ids {
+                                submitted += 1;
+                                format!("{g}-{seat}-{submitted}")
+                            } else {
+                                String::new()
+                            },
                             expected_version: Some(prompt.version),
                         },
                         &token,
