@@ -249,8 +249,10 @@ struct Live {
     requests: Option<Box<HashMap<String, Submitted>>>,
     /// Whether the store may hold request ids of this game that `requests` does not: the task
     /// was started with events already stored (after a restart, or once a finished game is
-    /// asked for again), its store is shared with other servers, or it forgot requests to
-    /// stay small. Until then a request id it does not hold is new, and needs no read.
+    /// asked for again), it read events another server appended, or it forgot requests to stay
+    /// small. Until then a request id it does not hold is new, and needs no read. (A request
+    /// another server made that this task has not read yet meets a conflict when it commits:
+    /// the task reads, and asks again.)
     requests_elsewhere: bool,
     /// When the seat to move runs out of time.
     deadline: Option<Instant>,
@@ -316,7 +318,7 @@ pub(crate) fn spawn(
     };
     let now = Instant::now();
     let lobby_ends = lobby_ends(&lobby, hooks.lifecycle.lobby_ttl, now);
-    let requests_elsewhere = log.len() > 0 || hooks.store.shared();
+    let requests_elsewhere = log.len() > 0;
     let mut live = Live {
         name,
         hooks: hooks.clone(),
@@ -895,17 +897,19 @@ impl Live {
     ) -> Result<Submitted, ServiceError> {
         let seat = self.acting_seat(token).await?;
         let key = (!request_id.is_empty()).then(|| format!("{seat}/{request_id}"));
-        if let Some(key) = &key
-            && let Some(first) = self.answered(key, seat).await?
-        {
-            return Ok(first);
-        }
         let mut attempt = 0;
         loop {
             attempt += 1;
             if expected_version.is_some_and(|e| e > self.log.len()) {
                 // The client saw events this server has not read yet (another server's).
                 self.catch_up().await;
+            }
+            // Asked again after every catch-up: the events another server appended may be this
+            // very request's, made there first.
+            if let Some(key) = &key
+                && let Some(first) = self.answered(key, seat).await?
+            {
+                return Ok(first);
             }
             let Some(game) = self.game.as_ref() else {
                 return Err(match self.status() {

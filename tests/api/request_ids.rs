@@ -146,7 +146,7 @@ async fn a_game_rebuilt_from_the_store_looks_request_ids_up_there() {
 }
 
 #[tokio::test]
-async fn on_a_shared_store_every_new_request_id_is_looked_up() {
+async fn on_a_shared_store_a_game_this_server_started_reads_no_request_id_either() {
     let store = Arc::new(Tampered {
         shared: true,
         ..Tampered::new()
@@ -158,6 +158,46 @@ async fn on_a_shared_store_every_new_request_id_is_looked_up() {
         let request = next_move(&mut client, &game, &tokens, &format!("m{i}")).await;
         client.submit_action(request).await.unwrap();
     }
-    // Another server may have made any of them.
-    assert_eq!(store.request_reads.load(Ordering::Relaxed), 3);
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
+}
+
+/// A request retried on server A after server B made it: A has not read B's move yet (B's
+/// announcements do not reach it), finds the game moved on when it commits, reads B's move,
+/// and answers with B's answer instead of making the move a second time.
+#[tokio::test]
+async fn a_request_another_server_made_first_gets_that_servers_answer() {
+    let events = Arc::new(unoflip::store::MemoryStore::new());
+    let on_store = || {
+        Arc::new(Tampered {
+            inner: events.clone(),
+            shared: true,
+            ..Tampered::new()
+        })
+    };
+    let (store_a, store_b) = (on_store(), on_store());
+    let server_a = start_server(&store_a).await;
+    let mut a = client(server_a.addr).await;
+    let (game, tokens) = long_game(&mut a).await;
+    let opening = next_move(&mut a, &game, &tokens, "m0").await;
+    a.submit_action(opening).await.unwrap();
+
+    let server_b = start_server(&store_b).await;
+    let mut b = super::harness::client(server_b.addr).await;
+    let request = next_move(&mut b, &game, &tokens, "made-on-b").await;
+    let made = b.submit_action(again(&request)).await.unwrap().into_inner();
+    let version = game_version(&mut b, &game).await;
+
+    let retried = a.submit_action(again(&request)).await.unwrap().into_inner();
+    assert_eq!(retried, made, "B's answer, from the store");
+    assert_eq!(
+        game_version(&mut b, &game).await,
+        version,
+        "nothing changed"
+    );
+    assert_eq!(
+        game_version(&mut a, &game).await,
+        version,
+        "A read B's move"
+    );
+    assert!(store_a.request_reads.load(Ordering::Relaxed) >= 1);
 }
