@@ -65,6 +65,18 @@ async fn next_move(
     )
 }
 
+/// Sends `request` (again, for a retry) and returns its answer.
+async fn answer(
+    client: &mut Client,
+    request: &tonic::Request<pb::SubmitActionRequest>,
+) -> pb::SubmitActionResponse {
+    client
+        .submit_action(again(request))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 /// The same request again, for a retry.
 fn again(
     request: &tonic::Request<pb::SubmitActionRequest>,
@@ -81,11 +93,7 @@ async fn a_game_this_server_started_reads_no_request_id_until_it_forgets_one() {
     let mut client = client(server.addr).await;
     let (game, tokens) = long_game(&mut client).await;
     let first_request = next_move(&mut client, &game, &tokens, "m0").await;
-    let first = client
-        .submit_action(again(&first_request))
-        .await
-        .unwrap()
-        .into_inner();
+    let first = answer(&mut client, &first_request).await;
     // The task keeps the last 1,024 answers: until then no id is looked up in the store.
     for i in 1..1024 {
         let request = next_move(&mut client, &game, &tokens, &format!("m{i}")).await;
@@ -100,11 +108,7 @@ async fn a_game_this_server_started_reads_no_request_id_until_it_forgets_one() {
     }
     assert_eq!(store.request_reads.load(Ordering::Relaxed), 1100 - 1025);
     let version = game_version(&mut client, &game).await;
-    let retried = client
-        .submit_action(again(&first_request))
-        .await
-        .unwrap()
-        .into_inner();
+    let retried = answer(&mut client, &first_request).await;
     assert_eq!(retried, first, "the first answer, from the store");
     assert_eq!(
         game_version(&mut client, &game).await,
@@ -120,22 +124,14 @@ async fn a_game_rebuilt_from_the_store_looks_request_ids_up_there() {
     let mut client = client(server.addr).await;
     let (game, tokens) = long_game(&mut client).await;
     let first_request = next_move(&mut client, &game, &tokens, "before").await;
-    let first = client
-        .submit_action(again(&first_request))
-        .await
-        .unwrap()
-        .into_inner();
+    let first = answer(&mut client, &first_request).await;
     assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
     drop(server);
 
     // Another server on the same store (a restart): the game comes back from the store.
     let server = start_server(&store).await;
     let mut other = super::harness::client(server.addr).await;
-    let retried = other
-        .submit_action(again(&first_request))
-        .await
-        .unwrap()
-        .into_inner();
+    let retried = answer(&mut other, &first_request).await;
     assert_eq!(retried, first, "the first answer, after a restart");
     assert_eq!(store.request_reads.load(Ordering::Relaxed), 1);
     let request = next_move(&mut other, &game, &tokens, "after").await;
@@ -184,10 +180,10 @@ async fn a_request_another_server_made_first_gets_that_servers_answer() {
     let server_b = start_server(&store_b).await;
     let mut b = super::harness::client(server_b.addr).await;
     let request = next_move(&mut b, &game, &tokens, "made-on-b").await;
-    let made = b.submit_action(again(&request)).await.unwrap().into_inner();
+    let made = answer(&mut b, &request).await;
     let version = game_version(&mut b, &game).await;
 
-    let retried = a.submit_action(again(&request)).await.unwrap().into_inner();
+    let retried = answer(&mut a, &request).await;
     assert_eq!(retried, made, "B's answer, from the store");
     assert_eq!(
         game_version(&mut b, &game).await,
