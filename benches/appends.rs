@@ -155,30 +155,24 @@ async fn main() -> Result<(), Error> {
         let seconds = start.elapsed().as_secs_f64();
         let (after, writer_after, server_after) = (process_cpu(), writer_cpu(), postgres_cpu());
         let per = |seconds: f64| format!("{:.1}", seconds * 1e6 / appends.max(1) as f64);
+        // User and system time per append between two readings, for `only` store ("-" for the
+        // others).
+        let spent = |only: &str, before: (f64, f64), after: (f64, f64)| {
+            if store_name == only {
+                (per(after.0 - before.0), per(after.1 - before.1))
+            } else {
+                ("-".to_owned(), "-".to_owned())
+            }
+        };
         // Only the SQLite store commits on a thread of its own (the writer of an earlier store
-        // in the list may have ended in between).
-        let (writer_user, writer_system) = if store_name == "sqlite" {
-            (
-                per(writer_after.0 - writer_before.0),
-                per(writer_after.1 - writer_before.1),
-            )
-        } else {
-            ("-".to_owned(), "-".to_owned())
-        };
-        let (server_user, server_system) = if store_name == "postgres" {
-            (
-                per(server_after.0 - server_before.0),
-                per(server_after.1 - server_before.1),
-            )
-        } else {
-            ("-".to_owned(), "-".to_owned())
-        };
+        // in the list may have ended in between), and only PostgreSQL has a server.
+        let (writer_user, writer_system) = spent("sqlite", writer_before, writer_after);
+        let (server_user, server_system) = spent("postgres", server_before, server_after);
+        let (user, system) = spent(store_name, before, after);
         println!(
-            "| {store_name} | {:.0} | {} | {} | {writer_user} | {writer_system} \
+            "| {store_name} | {:.0} | {user} | {system} | {writer_user} | {writer_system} \
              | {server_user} | {server_system} |",
             appends as f64 / seconds,
-            per(after.0 - before.0),
-            per(after.1 - before.1),
         );
         // The store first: its connections end before its database is dropped.
         drop(store);
