@@ -1,5 +1,7 @@
 //! `request_id`s are durable: a retried request returns its first answer and changes nothing,
-//! after a restart and after thousands of other moves.
+//! after a restart and after thousands of other moves, and on another server sharing the store.
+
+use std::time::Duration;
 
 use unoflip::proto as pb;
 
@@ -91,4 +93,85 @@ async fn a_retried_request_gets_its_first_answer_after_a_restart_and_5000_other_
         before,
         "nothing changed"
     );
+}
+
+/// A move of the seat to move (a plain one) with request id `id`, as the seat's client sends it.
+async fn plain_request(
+    client: &mut Client,
+    game: &str,
+    tokens: &[String],
+    id: &str,
+) -> (pb::SubmitActionRequest, String) {
+    let v = view(client, game, None).await;
+    let request = pb::SubmitActionRequest {
+        game: game.to_owned(),
+        action: plain_move(&v),
+        request_id: id.into(),
+        expected_version: Some(v.version),
+    };
+    (request, tokens[v.turn as usize].clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_made_on_one_server_and_retried_on_another_gets_its_first_answer() {
+    if super::common::test_postgres().await.is_none() {
+        return;
+    }
+    let url = super::common::test_postgres_url();
+    let flags = ["--bot-delay-ms", "0"];
+    let (a, b) = (
+        Server::start(&url, &flags).await,
+        Server::start(&url, &flags).await,
+    );
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    let (game, tokens) = started(
+        &mut ca,
+        pb::GameOptions {
+            target_score: 5000,
+            ..options(2)
+        },
+    )
+    .await;
+    for round in 0..10 {
+        // Each server shows the other's moves within a second: the round starts once both show
+        // the last one, so that the move is made from a current view.
+        let (a_now, b_now) = (ca.clone(), cb.clone());
+        eventually(
+            Duration::from_secs(2),
+            "both servers at one version",
+            || {
+                let (mut a, mut b, game) = (a_now.clone(), b_now.clone(), game.clone());
+                async move {
+                    get_game(&mut a, &game).await.version == get_game(&mut b, &game).await.version
+                }
+            },
+        )
+        .await;
+        // Made on one server, retried at once on the other: both ways.
+        let (maker, retrier) = if round % 2 == 0 {
+            (&mut ca, &mut cb)
+        } else {
+            (&mut cb, &mut ca)
+        };
+        let (request, token) = plain_request(maker, &game, &tokens, &format!("r{round}")).await;
+        let first = maker
+            .submit_action(authed(request.clone(), &token))
+            .await
+            .unwrap()
+            .into_inner();
+        let again = retrier
+            .submit_action(authed(request, &token))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            again, first,
+            "round {round}: the first answer, from the other server"
+        );
+        assert_eq!(
+            get_game(maker, &game).await.version,
+            first.version,
+            "round {round}: nothing changed"
+        );
+    }
 }
