@@ -104,6 +104,13 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
     assert_eq!(store.request(&r, "r2").await, Ok(Some((2, 3))));
     assert_eq!(store.request(&r, "r3").await, Ok(None));
     assert_eq!(store.request(&b, "r2").await, Ok(None));
+    let mut ids = store.requests(&r, 0).await.unwrap();
+    ids.sort();
+    assert_eq!(ids, ["r1", "r2"]);
+    assert_eq!(store.requests(&r, 1).await, Ok(vec!["r2".to_owned()]));
+    assert_eq!(store.requests(&r, 3).await, Ok(vec![]));
+    assert_eq!(store.requests(&b, 0).await, Ok(vec![]));
+    assert_eq!(store.requests(&g("none"), 0).await, Ok(vec![]));
     // Two writers racing for the same version: exactly one wins.
     let (first, second) = ([turn(0)], [turn(1)]);
     let (x, y) = tokio::join!(

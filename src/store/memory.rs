@@ -294,6 +294,22 @@ impl EventStore for MemoryStore {
         })
     }
 
+    fn requests<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let guard = self.lock()?;
+            Ok(guard
+                .log(game)
+                .map(|log| {
+                    log.requests
+                        .iter()
+                        .filter(|(_, (_, last))| *last > after)
+                        .map(|(request, _)| request.clone())
+                        .collect()
+                })
+                .unwrap_or_default())
+        })
+    }
+
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
         Box::pin(async move {
             let guard = self.lock()?;

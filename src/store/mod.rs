@@ -202,6 +202,11 @@ pub trait EventStore: Send + Sync + 'static {
         request: &'a str,
     ) -> StoreFuture<'a, Option<(u64, u64)>>;
 
+    /// The request ids stored with `game`'s events after version `after`, each once, in no
+    /// particular order: how a server learns which request ids are not new when it did not
+    /// make every move itself (after a restart, or on a shared store).
+    fn requests<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<String>>;
+
     /// The events of `game` after version `after`, in order.
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>>;
 

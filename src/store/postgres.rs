@@ -437,6 +437,21 @@ impl EventStore for PostgresStore {
         })
     }
 
+    fn requests<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let after_sql = i64::try_from(after).map_err(unavailable)?;
+            sqlx::query_scalar(
+                "SELECT DISTINCT request FROM unoflip_events
+                 WHERE game = $1 AND version > $2 AND request IS NOT NULL",
+            )
+            .bind(game)
+            .bind(after_sql)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unavailable)
+        })
+    }
+
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
         Box::pin(async move {
             let after_sql = i64::try_from(after).map_err(unavailable)?;

@@ -57,6 +57,11 @@ enum Command {
         request: String,
         reply: Reply<Option<(u64, u64)>>,
     },
+    Requests {
+        game: String,
+        after: u64,
+        reply: Reply<Vec<String>>,
+    },
     Read {
         game: String,
         after: u64,
@@ -315,6 +320,14 @@ impl EventStore for SqliteStore {
         Box::pin(self.ask(move |reply| Command::Request {
             game: game.to_owned(),
             request: request.to_owned(),
+            reply,
+        }))
+    }
+
+    fn requests<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<String>> {
+        Box::pin(self.ask(move |reply| Command::Requests {
+            game: game.to_owned(),
+            after,
             reply,
         }))
     }
@@ -824,6 +837,9 @@ fn serve_read(conn: &Connection, command: Command) {
         } => {
             let _ = reply.send(find_request(conn, &game, &request));
         }
+        Command::Requests { game, after, reply } => {
+            let _ = reply.send(game_requests(conn, &game, after));
+        }
         Command::Append { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
         }
@@ -981,6 +997,23 @@ fn find_request(
     }))
 }
 
+/// The request ids stored with `game`'s events after version `after`.
+fn game_requests(conn: &Connection, game: &str, after: u64) -> Result<Vec<String>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT DISTINCT request FROM events
+             WHERE game = ?1 AND version > ?2 AND request IS NOT NULL",
+        )
+        .map_err(unavailable)?;
+    let rows = statement
+        .query_map(
+            params![game, i64::try_from(after).unwrap_or(i64::MAX)],
+            |row| row.get::<_, String>(0),
+        )
+        .map_err(unavailable)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(unavailable)
+}
+
 fn fail_all(batch: Vec<Command>, error: &StoreError) {
     for command in batch {
         match command {
@@ -1024,6 +1057,9 @@ fn fail_all(batch: Vec<Command>, error: &StoreError) {
                 let _ = reply.send(Err(error.clone()));
             }
             Command::Request { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Command::Requests { reply, .. } => {
                 let _ = reply.send(Err(error.clone()));
             }
         }

@@ -37,6 +37,8 @@ pub struct Tampered {
     pub after_next_append: Mutex<Option<AfterAppend>>,
     /// How many times a request id was looked up ([`EventStore::request`]).
     pub request_reads: AtomicUsize,
+    /// How many times a game's request ids were read ([`EventStore::requests`]).
+    pub requests_reads: AtomicUsize,
 }
 
 impl Tampered {
@@ -49,6 +51,7 @@ impl Tampered {
             changes: broadcast::channel(64).0,
             after_next_append: Mutex::new(None),
             request_reads: AtomicUsize::new(0),
+            requests_reads: AtomicUsize::new(0),
         }
     }
 }
@@ -85,6 +88,10 @@ impl EventStore for Tampered {
     ) -> StoreFuture<'a, Option<(u64, u64)>> {
         self.request_reads.fetch_add(1, Ordering::Relaxed);
         self.inner.request(game, request)
+    }
+    fn requests<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<String>> {
+        self.requests_reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.requests(game, after)
     }
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
         self.inner.read(game, after)
