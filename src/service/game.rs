@@ -10,7 +10,7 @@
 //! store the task also follows its game: told that the store moved on, it reads and folds what
 //! other servers appended, and its streams see those events.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -244,16 +244,12 @@ struct Live {
     // No generator of its own: shuffles and bots draw from the thread's CSPRNG (`rand::rng()`,
     // ChaCha, reseeded from the OS), which spares every idle game 320 bytes.
     /// Made at the first request id, and boxed: the task of a game that never had one is smaller
-    /// by the map's 48 bytes (an empty map does not allocate, but is as large inline).
-    #[allow(clippy::box_collection)]
-    requests: Option<Box<HashMap<String, Submitted>>>,
-    /// Whether the store may hold request ids of this game that `requests` does not: the task
-    /// was started with events already stored (after a restart, or once a finished game is
-    /// asked for again), it read events another server appended, or it forgot requests to stay
-    /// small. Until then a request id it does not hold is new, and needs no read. (A request
-    /// another server made that this task has not read yet meets a conflict when it commits:
-    /// the task reads, and asks again.)
-    requests_elsewhere: bool,
+    /// by the maps' 96 bytes (an empty map does not allocate, but is as large inline).
+    requests: Option<Box<Requests>>,
+    /// Whether the store may hold request ids of this game that `requests` does not have: the
+    /// task was started with events already stored (after a restart, or once a finished game is
+    /// asked for again) and has not needed them yet, or reading another server's failed.
+    requests_unread: bool,
     /// When the seat to move runs out of time.
     deadline: Option<Instant>,
     /// When the server's seat to move plays (with a bot delay).
@@ -270,6 +266,28 @@ struct Live {
     /// commands meanwhile, and plays the answer if nothing moved in between. Boxed: most games
     /// never have one.
     search: Option<Box<Search>>,
+}
+
+/// The request ids a game's task knows. One it does not know is new and needs no read: the
+/// store is asked only for a retry whose answer the task forgot. (A request another server made
+/// that this task has not read yet meets a conflict when it commits: the task reads that
+/// server's moves and their ids, and asks again.)
+#[derive(Default)]
+struct Requests {
+    /// The last answers, [`REQUESTS_IN_MEMORY`] at most.
+    answers: HashMap<String, Submitted>,
+    /// The other ids the store holds, by [`request_hash`]: answers forgotten to stay small, and
+    /// ids read from the store (made before a restart, or on another server). One in 2^64 new
+    /// ids has the hash of an old one, and costs a lookup that finds nothing.
+    stored: HashSet<u64>,
+}
+
+/// A request id's hash for [`Requests::stored`], keyed at random once per process so that a
+/// client cannot choose ids that collide.
+fn request_hash(key: &str) -> u64 {
+    static KEYS: std::sync::LazyLock<std::hash::RandomState> =
+        std::sync::LazyLock::new(std::hash::RandomState::new);
+    std::hash::BuildHasher::hash_one(&*KEYS, key)
 }
 
 /// A bot's search under way: for which seat, from which version, and where its answer comes.
@@ -318,7 +336,7 @@ pub(crate) fn spawn(
     };
     let now = Instant::now();
     let lobby_ends = lobby_ends(&lobby, hooks.lifecycle.lobby_ttl, now);
-    let requests_elsewhere = log.len() > 0;
+    let requests_unread = log.len() > 0;
     let mut live = Live {
         name,
         hooks: hooks.clone(),
@@ -326,7 +344,7 @@ pub(crate) fn spawn(
         lobby,
         game,
         log,
-        requests_elsewhere,
+        requests_unread,
         requests: None,
         deadline: None,
         bot_at: None,
@@ -964,20 +982,38 @@ impl Live {
 
     fn remember(&mut self, key: String, answer: Submitted) {
         let requests = self.requests.get_or_insert_default();
-        if requests.len() >= REQUESTS_IN_MEMORY {
-            requests.clear();
-            self.requests_elsewhere = true;
+        if requests.answers.len() >= REQUESTS_IN_MEMORY {
+            let Requests { answers, stored } = &mut **requests;
+            stored.extend(answers.drain().map(|(key, _)| request_hash(&key)));
         }
-        requests.insert(key, answer);
+        requests.answers.insert(key, answer);
+    }
+
+    /// Learns request ids the store holds.
+    fn learn(&mut self, stored: &[String]) {
+        if !stored.is_empty() {
+            let known = &mut self.requests.get_or_insert_default().stored;
+            known.extend(stored.iter().map(|key| request_hash(key)));
+        }
     }
 
     /// The first answer to a request already made: from memory, or rebuilt from the events the
     /// store keeps with it.
     async fn answered(&mut self, key: &str, seat: Seat) -> Result<Option<Submitted>, ServiceError> {
-        if let Some(first) = self.requests.as_ref().and_then(|r| r.get(key)) {
+        if let Some(first) = self.requests.as_ref().and_then(|r| r.answers.get(key)) {
             return Ok(Some(first.clone()));
         }
-        if !self.requests_elsewhere {
+        if self.requests_unread {
+            let stored = self.hooks.store.requests(&self.name, 0).await?;
+            self.learn(&stored);
+            self.requests_unread = false;
+        }
+        let hash = request_hash(key);
+        if !self
+            .requests
+            .as_ref()
+            .is_some_and(|r| r.stored.contains(&hash))
+        {
             return Ok(None);
         }
         let Some((first, last)) = self.hooks.store.request(&self.name, key).await? else {
@@ -1352,8 +1388,14 @@ impl Live {
         match self.hooks.store.read(&self.name, self.log.len()).await {
             Ok(events) if !events.is_empty() => {
                 let n = events.len();
-                // Another server's moves, with request ids this task never saw.
-                self.requests_elsewhere = true;
+                // Another server's moves, with request ids this task never saw (read after
+                // the moves, so none is missed).
+                if !self.requests_unread {
+                    match self.hooks.store.requests(&self.name, self.log.len()).await {
+                        Ok(stored) => self.learn(&stored),
+                        Err(_) => self.requests_unread = true,
+                    }
+                }
                 self.apply(events, None).await;
                 n
             }

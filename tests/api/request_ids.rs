@@ -1,7 +1,8 @@
-//! A request id is looked up in the store only when the store may hold it and the game's task
-//! does not: a game this server started answers a new id from memory alone, and a retry is
-//! still answered with its first answer once the task has forgotten it, after a restart, and
-//! on a store other servers share.
+//! A request id is looked up in the store only when it is a retry the game's task holds no
+//! answer for: a new id is known to be new from memory alone (a game this server started knows
+//! every id; a game rebuilt from the store reads its ids once), and a retry is still answered
+//! with its first answer once the task has forgotten it, after a restart, and on a store other
+//! servers share.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -87,7 +88,7 @@ fn again(
 }
 
 #[tokio::test]
-async fn a_game_this_server_started_reads_no_request_id_until_it_forgets_one() {
+async fn a_game_this_server_started_looks_up_only_a_retry_it_forgot() {
     let store = Arc::new(Tampered::new());
     let server = start_server(&store).await;
     let mut client = client(server.addr).await;
@@ -100,16 +101,18 @@ async fn a_game_this_server_started_reads_no_request_id_until_it_forgets_one() {
         client.submit_action(request).await.unwrap();
     }
     assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
-    // The 1,025th answer makes it forget the others: from the next move on, every new id is
-    // looked up, since the store may hold it.
+    // The 1,025th answer makes it forget the others' answers, not their ids: new ids are
+    // still new without a read.
     for i in 1024..1100 {
         let request = next_move(&mut client, &game, &tokens, &format!("m{i}")).await;
         client.submit_action(request).await.unwrap();
     }
-    assert_eq!(store.request_reads.load(Ordering::Relaxed), 1100 - 1025);
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
     let version = game_version(&mut client, &game).await;
     let retried = answer(&mut client, &first_request).await;
     assert_eq!(retried, first, "the first answer, from the store");
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 1, "the retry");
+    assert_eq!(store.requests_reads.load(Ordering::Relaxed), 0);
     assert_eq!(
         game_version(&mut client, &game).await,
         version,
@@ -118,7 +121,7 @@ async fn a_game_this_server_started_reads_no_request_id_until_it_forgets_one() {
 }
 
 #[tokio::test]
-async fn a_game_rebuilt_from_the_store_looks_request_ids_up_there() {
+async fn a_game_rebuilt_from_the_store_reads_its_ids_once_and_looks_up_only_retries() {
     let store = Arc::new(Tampered::new());
     let server = start_server(&store).await;
     let mut client = client(server.addr).await;
@@ -133,12 +136,58 @@ async fn a_game_rebuilt_from_the_store_looks_request_ids_up_there() {
     let mut other = super::harness::client(server.addr).await;
     let retried = answer(&mut other, &first_request).await;
     assert_eq!(retried, first, "the first answer, after a restart");
-    assert_eq!(store.request_reads.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        store.requests_reads.load(Ordering::Relaxed),
+        1,
+        "the game's ids"
+    );
+    assert_eq!(
+        store.request_reads.load(Ordering::Relaxed),
+        1,
+        "the retry's"
+    );
+    for i in 0..5 {
+        let request = next_move(&mut other, &game, &tokens, &format!("after{i}")).await;
+        let version = game_version(&mut other, &game).await;
+        let answer = other.submit_action(request).await.unwrap().into_inner();
+        assert!(answer.version > version, "a new id is a new move");
+    }
+    assert_eq!(store.requests_reads.load(Ordering::Relaxed), 1, "read once");
+    assert_eq!(
+        store.request_reads.load(Ordering::Relaxed),
+        1,
+        "new ids are not looked up"
+    );
+}
+
+/// A game rebuilt from the store whose first request is new reads the game's ids once, then
+/// knows a retry of a request made before the restart.
+#[tokio::test]
+async fn a_game_rebuilt_from_the_store_knows_its_ids_after_a_new_one() {
+    let store = Arc::new(Tampered::new());
+    let server = start_server(&store).await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = long_game(&mut client).await;
+    let before = next_move(&mut client, &game, &tokens, "before").await;
+    let first = answer(&mut client, &before).await;
+    drop(server);
+
+    let server = start_server(&store).await;
+    let mut other = super::harness::client(server.addr).await;
     let request = next_move(&mut other, &game, &tokens, "after").await;
+    let made = answer(&mut other, &request).await;
+    assert_eq!(store.requests_reads.load(Ordering::Relaxed), 1);
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0, "a new id");
     let version = game_version(&mut other, &game).await;
-    let answer = other.submit_action(request).await.unwrap().into_inner();
-    assert!(answer.version > version, "a new id is a new move");
-    assert_eq!(store.request_reads.load(Ordering::Relaxed), 2);
+    assert_eq!(answer(&mut other, &request).await, made, "from memory");
+    assert_eq!(answer(&mut other, &before).await, first, "from the store");
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 1);
+    assert_eq!(store.requests_reads.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        game_version(&mut other, &game).await,
+        version,
+        "nothing changed"
+    );
 }
 
 #[tokio::test]
@@ -196,4 +245,8 @@ async fn a_request_another_server_made_first_gets_that_servers_answer() {
         "A read B's move"
     );
     assert!(store_a.request_reads.load(Ordering::Relaxed) >= 1);
+    assert!(
+        store_a.requests_reads.load(Ordering::Relaxed) >= 1,
+        "B's ids"
+    );
 }
