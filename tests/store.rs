@@ -678,6 +678,44 @@ async fn the_postgres_store_conforms() {
     conformance(Arc::new(store), &format!("t{}-", rand_suffix()), start).await;
 }
 
+/// Earlier versions indexed request ids in PostgreSQL too: a server starting drops the index,
+/// and request ids are still found.
+#[tokio::test]
+async fn a_postgres_server_starting_drops_the_old_request_index() {
+    let Some(_) = common::test_postgres().await else {
+        return;
+    };
+    let _alone = POSTGRES.lock().await;
+    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+        .await
+        .unwrap();
+    sqlx::query(
+        "CREATE INDEX IF NOT EXISTS unoflip_events_request ON unoflip_events (game, request)
+         WHERE request IS NOT NULL",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let store = common::test_postgres().await.unwrap();
+    let (index,): (bool,) = sqlx::query_as(
+        "SELECT EXISTS (SELECT 1 FROM pg_indexes
+                        WHERE schemaname = current_schema()
+                          AND indexname = 'unoflip_events_request')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(!index, "the index is gone");
+    let game = format!("games/t{}-ids", rand_suffix());
+    assert_eq!(
+        store.append(&game, 0, &[created()], Some("r0")).await,
+        Ok(1)
+    );
+    assert_eq!(store.append(&game, 1, &[turn(1)], Some("r1")).await, Ok(2));
+    assert_eq!(store.request(&game, "r1").await, Ok(Some((2, 2))));
+    assert_eq!(store.requests(&game, 1).await, Ok(vec!["r1".to_owned()]));
+}
+
 /// [Issue: a firehose position that never skips an event committed out of order.] A transaction
 /// that took its position first but commits last holds back every event after it; once it
 /// commits, both come in position order.
@@ -852,4 +890,53 @@ async fn a_sqlite_file_made_before_request_ids_gains_them_on_opening() {
     );
     assert_eq!(store.request("games/old", "r1").await, Ok(Some((2, 2))));
     assert_eq!(store.request("games/old", "r0").await, Ok(None));
+}
+
+#[tokio::test]
+async fn a_sqlite_file_with_the_old_request_index_loses_it_and_keeps_its_request_ids() {
+    // Earlier versions indexed request ids; opening drops the index (every append paid a page
+    // of it) and the ids are still found, through the `(game, version)` key.
+    let path = tempdir().join("events.sqlite3");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE events (
+                 position INTEGER PRIMARY KEY AUTOINCREMENT,
+                 game TEXT NOT NULL,
+                 version INTEGER NOT NULL,
+                 body TEXT NOT NULL,
+                 request TEXT,
+                 UNIQUE (game, version)
+             );
+             CREATE INDEX events_request ON events (game, request) WHERE request IS NOT NULL;",
+        )
+        .unwrap();
+    }
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(
+            store.append("games/old", 0, &[created()], Some("r0")).await,
+            Ok(1)
+        );
+        assert_eq!(
+            store.append("games/old", 1, &[turn(1)], Some("r1")).await,
+            Ok(2)
+        );
+    }
+    let index: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_request'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 0, "the index is gone");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.request("games/old", "r1").await, Ok(Some((2, 2))));
+    assert_eq!(
+        store.requests("games/old", 1).await,
+        Ok(vec!["r1".to_owned()])
+    );
 }

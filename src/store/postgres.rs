@@ -78,11 +78,12 @@ const POSITION_INDEX: &str =
 
 /// The request that produced each event (durable `request_id`s), for a table made before it
 /// was kept. Run only when missing, like the position.
-const ADD_REQUEST: [&str; 2] = [
-    "ALTER TABLE unoflip_events ADD COLUMN IF NOT EXISTS request TEXT",
-    "CREATE INDEX IF NOT EXISTS unoflip_events_request ON unoflip_events (game, request)
-     WHERE request IS NOT NULL",
-];
+const ADD_REQUEST: &str = "ALTER TABLE unoflip_events ADD COLUMN IF NOT EXISTS request TEXT";
+/// Earlier versions indexed the request ids, which cost every append a page of the index. A
+/// game's task now reads its request ids once (see `EventStore::requests`) and looks one up
+/// only when it is a retry, through the `(game, version)` key: the index goes when a server
+/// starts. (A server of an earlier version makes it again when it starts.)
+const DROP_REQUEST_INDEX: &str = "DROP INDEX IF EXISTS unoflip_events_request";
 
 /// Serializes schema changes between servers starting together.
 const MIGRATION_LOCK: i64 = 0x0075_6e6f_666c_6970;
@@ -98,19 +99,23 @@ async fn migrate(pool: &PgPool) -> Result<(), sqlx::Error> {
         for statement in SCHEMA {
             sqlx::query(statement).execute(&mut *conn).await?;
         }
-        let (has_pos, has_index, has_request): (bool, bool, bool) = sqlx::query_as(
-            "SELECT
+        let (has_pos, has_index, has_request, has_request_index): (bool, bool, bool, bool) =
+            sqlx::query_as(
+                "SELECT
                 EXISTS (SELECT 1 FROM information_schema.columns
                         WHERE table_schema = current_schema()
                           AND table_name = 'unoflip_events' AND column_name = 'pos'),
                 EXISTS (SELECT 1 FROM pg_indexes
                         WHERE schemaname = current_schema() AND indexname = 'unoflip_events_pos'),
+                EXISTS (SELECT 1 FROM information_schema.columns
+                        WHERE table_schema = current_schema()
+                          AND table_name = 'unoflip_events' AND column_name = 'request'),
                 EXISTS (SELECT 1 FROM pg_indexes
                         WHERE schemaname = current_schema()
                           AND indexname = 'unoflip_events_request')",
-        )
-        .fetch_one(&mut *conn)
-        .await?;
+            )
+            .fetch_one(&mut *conn)
+            .await?;
         if !has_pos {
             for statement in ADD_POSITION {
                 sqlx::query(statement).execute(&mut *conn).await?;
@@ -120,9 +125,10 @@ async fn migrate(pool: &PgPool) -> Result<(), sqlx::Error> {
             sqlx::query(POSITION_INDEX).execute(&mut *conn).await?;
         }
         if !has_request {
-            for statement in ADD_REQUEST {
-                sqlx::query(statement).execute(&mut *conn).await?;
-            }
+            sqlx::query(ADD_REQUEST).execute(&mut *conn).await?;
+        }
+        if has_request_index {
+            sqlx::query(DROP_REQUEST_INDEX).execute(&mut *conn).await?;
         }
         Ok::<(), sqlx::Error>(())
     }

@@ -195,8 +195,11 @@ CREATE TABLE IF NOT EXISTS entries (
 /// The request that produced each event (durable `request_id`s), for a file made before it was
 /// kept: added when missing.
 const ADD_REQUEST: &str = "ALTER TABLE events ADD COLUMN request TEXT";
-const REQUEST_INDEX: &str = "CREATE INDEX IF NOT EXISTS events_request ON events (game, request)
-    WHERE request IS NOT NULL";
+/// Earlier versions indexed the request ids, which cost every append a page of the index. A
+/// game's task now reads its request ids once (see `EventStore::requests`) and looks one up
+/// only when it is a retry, through the `(game, version)` key: the index goes. (An earlier
+/// version opening the file makes it again.)
+const DROP_REQUEST_INDEX: &str = "DROP INDEX IF EXISTS events_request";
 
 impl SqliteStore {
     /// Opens (or creates) the store at `path` for this server alone, as `serve` does: a server
@@ -260,7 +263,8 @@ impl SqliteStore {
         if !has_request {
             conn.execute_batch(ADD_REQUEST).map_err(unavailable)?;
         }
-        conn.execute_batch(REQUEST_INDEX).map_err(unavailable)?;
+        conn.execute_batch(DROP_REQUEST_INDEX)
+            .map_err(unavailable)?;
         let (commands, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("unoflip-sqlite".into())
