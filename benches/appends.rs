@@ -6,7 +6,9 @@
 //! (SQLite's writer) and the rest, and between user and system (kernel) time; for PostgreSQL on
 //! this machine, also the CPU per append of its server's processes (the backends serving the
 //! store's connections, its WAL writer, checkpointer and the rest, whatever else they serve
-//! meanwhile).
+//! meanwhile). Every move's append carries a new request id, as a move from the project's
+//! clients does (`APPENDS_REQUEST_IDS=0` for none, as the figures before 2026-12-07 were
+//! measured).
 //!
 //! `cargo bench --bench appends`. Every store starts empty: SQLite in a new file, PostgreSQL in a
 //! new database on the server of `UNOFLIP_TEST_POSTGRES` (default the local server), dropped
@@ -87,8 +89,15 @@ async fn open(
     }))
 }
 
-/// Plays `moves` moves of a new game, appending each move's events to `store`.
-async fn play(store: Arc<dyn EventStore>, name: String, seed: u64, moves: usize) -> usize {
+/// Plays `moves` moves of a new game, appending each move's events to `store`, with a request
+/// id each if `request_ids`.
+async fn play(
+    store: Arc<dyn EventStore>,
+    name: String,
+    seed: u64,
+    moves: usize,
+    request_ids: bool,
+) -> usize {
     let mut rng = SmallRng::seed_from_u64(seed);
     let Ok((mut game, log)) = Game::new(&Setup::new(Ruleset::Flip, 4), &mut rng) else {
         return 0;
@@ -97,7 +106,7 @@ async fn play(store: Arc<dyn EventStore>, name: String, seed: u64, moves: usize)
         return 0;
     };
     let mut appends = 0;
-    for _ in 0..moves {
+    for n in 0..moves {
         if game.is_over() {
             break;
         }
@@ -112,7 +121,11 @@ async fn play(store: Arc<dyn EventStore>, name: String, seed: u64, moves: usize)
         let Ok(events) = game.act(seat, action, &mut rng) else {
             break;
         };
-        match store.append(&name, version, &events, None).await {
+        let request = request_ids.then(|| format!("{seat}/m{n}"));
+        match store
+            .append(&name, version, &events, request.as_deref())
+            .await
+        {
             Ok(v) => version = v,
             Err(_) => break,
         }
@@ -125,10 +138,14 @@ async fn play(store: Arc<dyn EventStore>, name: String, seed: u64, moves: usize)
 async fn main() -> Result<(), Error> {
     let games = env("APPENDS_GAMES", 1000);
     let moves = env("APPENDS_MOVES", 100);
+    let request_ids = env("APPENDS_REQUEST_IDS", 1) != 0;
     let stores =
         std::env::var("APPENDS_STORES").unwrap_or_else(|_| "memory,sqlite,postgres".into());
     let run = std::process::id();
-    println!("appends: {games} games x {moves} moves per store");
+    println!(
+        "appends: {games} games x {moves} moves per store, {} request ids",
+        if request_ids { "with" } else { "without" }
+    );
     println!(
         "| store | appends/s | user CPU us/append | system | SQLite's writer thread: user | system \
          | PostgreSQL server: user | system |"
@@ -145,7 +162,7 @@ async fn main() -> Result<(), Error> {
         let tasks: Vec<_> = (0..games)
             .map(|g| {
                 let name = format!("games/appends-{run}-{store_name}-{g}");
-                tokio::spawn(play(store.clone(), name, g as u64, moves))
+                tokio::spawn(play(store.clone(), name, g as u64, moves, request_ids))
             })
             .collect();
         let mut appends = 0;
