@@ -861,24 +861,31 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
 }
 
+/// A SQLite file an earlier version made: its events table, with `columns` besides the first
+/// ones, then `more`.
+fn old_sqlite_file(columns: &str, more: &str) -> std::path::PathBuf {
+    let path = tempdir().join("events.sqlite3");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE events (
+             position INTEGER PRIMARY KEY AUTOINCREMENT,
+             game TEXT NOT NULL,
+             version INTEGER NOT NULL,
+             body TEXT NOT NULL,
+             {columns}
+             UNIQUE (game, version)
+         );
+         {more}"
+    ))
+    .unwrap();
+    path
+}
+
 #[tokio::test]
 async fn a_sqlite_file_made_before_request_ids_gains_them_on_opening() {
     // Files made before request ids were kept have no `request` column: opening adds it.
-    let path = tempdir().join("events.sqlite3");
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL;
-             CREATE TABLE events (
-                 position INTEGER PRIMARY KEY AUTOINCREMENT,
-                 game TEXT NOT NULL,
-                 version INTEGER NOT NULL,
-                 body TEXT NOT NULL,
-                 UNIQUE (game, version)
-             );",
-        )
-        .unwrap();
-    }
+    let path = old_sqlite_file("", "");
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(
         store.append("games/old", 0, &[created()], None).await,
@@ -896,23 +903,10 @@ async fn a_sqlite_file_made_before_request_ids_gains_them_on_opening() {
 async fn a_sqlite_file_with_the_old_request_index_loses_it_and_keeps_its_request_ids() {
     // Earlier versions indexed request ids; opening drops the index (every append paid a page
     // of it) and the ids are still found, through the `(game, version)` key.
-    let path = tempdir().join("events.sqlite3");
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL;
-             CREATE TABLE events (
-                 position INTEGER PRIMARY KEY AUTOINCREMENT,
-                 game TEXT NOT NULL,
-                 version INTEGER NOT NULL,
-                 body TEXT NOT NULL,
-                 request TEXT,
-                 UNIQUE (game, version)
-             );
-             CREATE INDEX events_request ON events (game, request) WHERE request IS NOT NULL;",
-        )
-        .unwrap();
-    }
+    let path = old_sqlite_file(
+        "request TEXT,",
+        "CREATE INDEX events_request ON events (game, request) WHERE request IS NOT NULL;",
+    );
     {
         let store = SqliteStore::open(&path).unwrap();
         assert_eq!(

@@ -120,22 +120,43 @@ async fn a_game_this_server_started_looks_up_only_a_retry_it_forgot() {
     );
 }
 
+/// A game after a restart: one move made (request id `before`) on a server that then stopped,
+/// and a new server on the same store, where the game comes back from the store.
+struct Restarted {
+    _server: Server,
+    client: Client,
+    game: String,
+    tokens: Vec<String>,
+    /// The move made before the restart, and its answer.
+    before: tonic::Request<pb::SubmitActionRequest>,
+    first: pb::SubmitActionResponse,
+}
+
+async fn restarted(store: &Arc<Tampered>) -> Restarted {
+    let server = start_server(store).await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = long_game(&mut client).await;
+    let before = next_move(&mut client, &game, &tokens, "before").await;
+    let first = answer(&mut client, &before).await;
+    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
+    drop(server);
+    let server = start_server(store).await;
+    Restarted {
+        client: super::harness::client(server.addr).await,
+        _server: server,
+        game,
+        tokens,
+        before,
+        first,
+    }
+}
+
 #[tokio::test]
 async fn a_game_rebuilt_from_the_store_reads_its_ids_once_and_looks_up_only_retries() {
     let store = Arc::new(Tampered::new());
-    let server = start_server(&store).await;
-    let mut client = client(server.addr).await;
-    let (game, tokens) = long_game(&mut client).await;
-    let first_request = next_move(&mut client, &game, &tokens, "before").await;
-    let first = answer(&mut client, &first_request).await;
-    assert_eq!(store.request_reads.load(Ordering::Relaxed), 0);
-    drop(server);
-
-    // Another server on the same store (a restart): the game comes back from the store.
-    let server = start_server(&store).await;
-    let mut other = super::harness::client(server.addr).await;
-    let retried = answer(&mut other, &first_request).await;
-    assert_eq!(retried, first, "the first answer, after a restart");
+    let mut r = restarted(&store).await;
+    let retried = answer(&mut r.client, &r.before).await;
+    assert_eq!(retried, r.first, "the first answer, after a restart");
     assert_eq!(
         store.requests_reads.load(Ordering::Relaxed),
         1,
@@ -147,9 +168,9 @@ async fn a_game_rebuilt_from_the_store_reads_its_ids_once_and_looks_up_only_retr
         "the retry's"
     );
     for i in 0..5 {
-        let request = next_move(&mut other, &game, &tokens, &format!("after{i}")).await;
-        let version = game_version(&mut other, &game).await;
-        let answer = other.submit_action(request).await.unwrap().into_inner();
+        let request = next_move(&mut r.client, &r.game, &r.tokens, &format!("after{i}")).await;
+        let version = game_version(&mut r.client, &r.game).await;
+        let answer = r.client.submit_action(request).await.unwrap().into_inner();
         assert!(answer.version > version, "a new id is a new move");
     }
     assert_eq!(store.requests_reads.load(Ordering::Relaxed), 1, "read once");
@@ -165,26 +186,22 @@ async fn a_game_rebuilt_from_the_store_reads_its_ids_once_and_looks_up_only_retr
 #[tokio::test]
 async fn a_game_rebuilt_from_the_store_knows_its_ids_after_a_new_one() {
     let store = Arc::new(Tampered::new());
-    let server = start_server(&store).await;
-    let mut client = client(server.addr).await;
-    let (game, tokens) = long_game(&mut client).await;
-    let before = next_move(&mut client, &game, &tokens, "before").await;
-    let first = answer(&mut client, &before).await;
-    drop(server);
-
-    let server = start_server(&store).await;
-    let mut other = super::harness::client(server.addr).await;
-    let request = next_move(&mut other, &game, &tokens, "after").await;
-    let made = answer(&mut other, &request).await;
+    let mut r = restarted(&store).await;
+    let request = next_move(&mut r.client, &r.game, &r.tokens, "after").await;
+    let made = answer(&mut r.client, &request).await;
     assert_eq!(store.requests_reads.load(Ordering::Relaxed), 1);
     assert_eq!(store.request_reads.load(Ordering::Relaxed), 0, "a new id");
-    let version = game_version(&mut other, &game).await;
-    assert_eq!(answer(&mut other, &request).await, made, "from memory");
-    assert_eq!(answer(&mut other, &before).await, first, "from the store");
+    let version = game_version(&mut r.client, &r.game).await;
+    assert_eq!(answer(&mut r.client, &request).await, made, "from memory");
+    assert_eq!(
+        answer(&mut r.client, &r.before).await,
+        r.first,
+        "from the store"
+    );
     assert_eq!(store.request_reads.load(Ordering::Relaxed), 1);
     assert_eq!(store.requests_reads.load(Ordering::Relaxed), 1);
     assert_eq!(
-        game_version(&mut other, &game).await,
+        game_version(&mut r.client, &r.game).await,
         version,
         "nothing changed"
     );
