@@ -6,6 +6,7 @@ use std::time::Duration;
 use unoflip::proto as pb;
 
 use super::harness::*;
+use super::two_servers::{TwoServers, two_servers_and_a_game};
 
 /// One move of the seat to move (a card when it has one, else a plain move), with a request id.
 async fn one_move(client: &mut Client, game: &str, tokens: &[String], id: &str) -> bool {
@@ -114,24 +115,16 @@ async fn plain_request(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_made_on_one_server_and_retried_on_another_gets_its_first_answer() {
-    if super::common::test_postgres().await.is_none() {
+    let Some(TwoServers {
+        _servers,
+        mut ca,
+        mut cb,
+        game,
+        tokens,
+    }) = two_servers_and_a_game().await
+    else {
         return;
-    }
-    let url = super::common::test_postgres_url();
-    let flags = ["--bot-delay-ms", "0"];
-    let (a, b) = (
-        Server::start(&url, &flags).await,
-        Server::start(&url, &flags).await,
-    );
-    let (mut ca, mut cb) = (a.client().await, b.client().await);
-    let (game, tokens) = started(
-        &mut ca,
-        pb::GameOptions {
-            target_score: 5000,
-            ..options(2)
-        },
-    )
-    .await;
+    };
     for round in 0..10 {
         // Each server shows the other's moves within a second: the round starts once both show
         // the last one, so that the move is made from a current view.

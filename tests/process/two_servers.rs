@@ -32,18 +32,26 @@ async fn until_event(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_servers_on_one_postgres_see_each_others_moves_within_a_second() {
-    if test_postgres().await.is_none() {
-        return;
-    }
+/// Two servers on the tests' PostgreSQL, a client of each, and a two-seat game of 5,000 points
+/// started through the first.
+pub struct TwoServers {
+    pub _servers: (Server, Server),
+    pub ca: Client,
+    pub cb: Client,
+    pub game: String,
+    pub tokens: Vec<String>,
+}
+
+/// [`TwoServers`], or `None` without PostgreSQL (said, and the test skips).
+pub async fn two_servers_and_a_game() -> Option<TwoServers> {
+    test_postgres().await?;
     let url = test_postgres_url();
     let flags = ["--bot-delay-ms", "0"];
     let (a, b) = (
         Server::start(&url, &flags).await,
         Server::start(&url, &flags).await,
     );
-    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    let (mut ca, cb) = (a.client().await, b.client().await);
     let (game, tokens) = started(
         &mut ca,
         pb::GameOptions {
@@ -52,6 +60,27 @@ async fn two_servers_on_one_postgres_see_each_others_moves_within_a_second() {
         },
     )
     .await;
+    Some(TwoServers {
+        _servers: (a, b),
+        ca,
+        cb,
+        game,
+        tokens,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_postgres_see_each_others_moves_within_a_second() {
+    let Some(TwoServers {
+        _servers,
+        mut ca,
+        mut cb,
+        game,
+        tokens,
+    }) = two_servers_and_a_game().await
+    else {
+        return;
+    };
     // Each server: a stream for each seat.
     let mut streams = Vec::new();
     for client in [&mut ca, &mut cb] {
