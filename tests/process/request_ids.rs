@@ -1,5 +1,6 @@
 //! `request_id`s are durable: a retried request returns its first answer and changes nothing,
-//! after a restart and after thousands of other moves, and on another server sharing the store.
+//! after a restart (an upgrade from a file with the old request index) and after thousands of
+//! other moves, and on another server sharing the store.
 
 use std::time::Duration;
 
@@ -71,9 +72,28 @@ async fn a_retried_request_gets_its_first_answer_after_a_restart_and_5000_other_
     assert!(first.version > v.version && !first.events.is_empty());
     let hand = view(&mut client, &game, Some(&token)).await.hand;
     server.stop();
+    // The restart is an upgrade too: versions before 2026-12-07 indexed request ids, and a
+    // server drops that index when it opens the file.
+    let path = store.trim_start_matches("sqlite:");
+    let request_index = || {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'events_request'",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
+            .unwrap()
+    };
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch("CREATE INDEX events_request ON events (game, request)")
+        .unwrap();
+    assert_eq!(request_index(), 1);
 
     // After a restart: the same answer, and the game did not move.
     let server = Server::start_on(port, &store, &flags).await;
+    assert_eq!(request_index(), 0, "the old index is gone");
     let mut client = server.client().await;
     let again = client.submit_action(request()).await.unwrap().into_inner();
     assert_eq!(again, first, "the first answer, after a restart");
