@@ -173,6 +173,30 @@ impl<T> Receiver<T> {
         Poll::Pending
     }
 
+    /// The first queued value that `pick` wants, taken out of its place (the others keep
+    /// theirs); waits while there is none. It never ends otherwise: the caller waits for it
+    /// beside other work. Cancel-safe, as [`Receiver::recv`].
+    pub fn take_first(&mut self, pick: fn(&T) -> bool) -> impl Future<Output = T> + '_ {
+        std::future::poll_fn(move |cx| {
+            let mut queue = self.0.queue();
+            if let Some(value) = queue
+                .values
+                .iter()
+                .position(pick)
+                .and_then(|i| queue.values.remove(i))
+            {
+                drop(queue);
+                self.0.space.add_permits(1);
+                return Poll::Ready(value);
+            }
+            match &mut queue.receiver {
+                Some(waker) => waker.clone_from(cx.waker()),
+                none => *none = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
+    }
+
     /// Refuses every later send (each gets its value back); what was queued before is still
     /// received.
     pub fn close(&mut self) {
@@ -240,6 +264,31 @@ mod tests {
         assert_eq!(tx.try_send(2), Ok(()));
         assert_eq!(tx.try_send(3), Err(3), "the bound is still one");
         assert_eq!(rx.recv().await, Some(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn take_first_takes_the_first_value_wanted_and_leaves_the_others_in_order() {
+        let (tx, mut rx) = channel(4);
+        for i in [1, 2, 4, 6] {
+            assert_eq!(tx.try_send(i), Ok(()));
+        }
+        assert_eq!(tx.try_send(8), Err(8), "the queue is full");
+        assert_eq!(rx.take_first(|v| v % 2 == 0).await, 2);
+        assert_eq!(tx.try_send(9), Ok(()), "the value taken gave its slot back");
+        let none = tokio::time::timeout(Duration::from_secs(1), rx.take_first(|v| *v > 100)).await;
+        assert!(none.is_err(), "nothing wanted is queued: it waits");
+        assert_eq!(rx.recv().await, Some(1), "the others kept their order");
+        let waiting = tokio::spawn(async move {
+            let value = rx.take_first(|v| *v > 100).await;
+            (value, rx)
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(tx.send(101).await, Ok(()));
+        let (value, mut rx) = waiting.await.expect("the waiting task ends");
+        assert_eq!(value, 101, "a value sent later wakes it");
+        for i in [4, 6, 9] {
+            assert_eq!(rx.recv().await, Some(i));
+        }
     }
 
     #[tokio::test]
