@@ -261,7 +261,9 @@ struct Live {
     /// When a lobby nobody started expires (its TTL counts from its creation, across restarts).
     lobby_ends: Instant,
     version: signal::Sender,
-    store_version: Option<signal::Receiver>,
+    /// The task's mailbox. (The store's version of the game, which the task follows on a
+    /// shared store, is the run loop's alone.)
+    commands: mailbox::Receiver<Box<Command>>,
     /// A searching bot's move being thought on a blocking thread; the game goes on answering
     /// commands meanwhile, and plays the answer if nothing moved in between. Boxed: most games
     /// never have one.
@@ -352,7 +354,7 @@ pub(crate) fn spawn(
         unload_at: None,
         lobby_ends,
         version,
-        store_version: store_version.as_ref().map(|v| v.subscribe()),
+        commands: receiver,
         // As the registry assumes until told otherwise.
         listed_open: true,
         search: None,
@@ -361,12 +363,61 @@ pub(crate) fn spawn(
         live.deadline = live.lobby.timer.map(|t| now + t);
     }
     tokio::spawn(async move {
-        live.run(receiver).await;
+        live.run(store_version.as_ref().map(|v| v.subscribe()))
+            .await;
         if let Some(registry) = live.hooks.registry.upgrade() {
             registry.forget(&live.name, live.seq);
         }
     });
     Ok(handle)
+}
+
+/// What a stream at `after` needs to go on (see [`Live::read`]), from the task's log, lobby and
+/// turn deadline.
+fn tail(
+    log: &EventLog,
+    lobby: &Lobby,
+    deadline: Option<Instant>,
+    after: u64,
+    with_base: bool,
+) -> Tail {
+    Tail {
+        version: log.len(),
+        events: log.since(after).map(<[Event]>::to_vec),
+        base: match log.base() {
+            (v, Some(state)) if with_base => Some(Box::new((v, state.clone()))),
+            _ => None,
+        },
+        lobby: (after == 0).then(|| Box::new(lobby.clone())),
+        deadline,
+    }
+}
+
+/// Waits for the store to do `work` for the task (an append), answering meanwhile the streams'
+/// reads that come, from what the task holds: committed events only, since `work`'s are applied
+/// after it. A durable store takes a commit's time (milliseconds) to append, and the next move
+/// would otherwise hold up every stream that had not yet read the last one: a stream that the
+/// scheduler woke after the next seat had already moved got the event that much later than its
+/// move's acknowledgement. Every other command waits its turn.
+async fn answering_reads<T>(
+    commands: &mut mailbox::Receiver<Box<Command>>,
+    log: &EventLog,
+    lobby: &Lobby,
+    deadline: Option<Instant>,
+    work: impl Future<Output = T>,
+) -> T {
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            done = &mut work => return done,
+            command = commands.take_first(|c| matches!(**c, Command::Read { .. })) => {
+                if let Command::Read { after, with_base, reply } = *command {
+                    let _ = reply.send(Ok(tail(log, lobby, deadline, after, with_base)));
+                }
+            }
+        }
+    }
 }
 
 /// What [`GameRef::store_version`] says when the store moved on without saying which game or
@@ -449,8 +500,8 @@ impl Live {
     }
 
     /// The loop: commands, the store moving on, and the clock, until the game leaves memory.
-    async fn run(&mut self, mut commands: mailbox::Receiver<Box<Command>>) {
-        let mut following = self.store_version.is_some();
+    async fn run(&mut self, mut store_version: Option<signal::Receiver>) {
+        let mut following = store_version.is_some();
         // The clock, armed for the next wake while there is one. Boxed: a game with nothing due
         // would hold a timer's 112 bytes in its task otherwise.
         let mut clock: Option<Pin<Box<tokio::time::Sleep>>> = None;
@@ -460,8 +511,8 @@ impl Live {
                 // No command is taken from now on (a caller finds the game's next task); those
                 // already taken are answered. A sender gets its command back from the close
                 // on, so the queue holds all there is to answer.
-                commands.close();
-                while let Some(command) = commands.recv().await {
+                self.commands.close();
+                while let Some(command) = self.commands.recv().await {
                     Box::pin(self.handle(*command)).await;
                 }
                 return;
@@ -483,15 +534,14 @@ impl Live {
                 }
             };
             tokio::select! {
-                command = commands.recv() => match command {
+                command = self.commands.recv() => match command {
                     Some(command) => Box::pin(self.handle(*command)).await,
                     // The registry forgot this game: nobody can reach it any more.
                     None => return,
                 },
-                changed = changed_or_never(self.store_version.as_mut()), if following => {
+                changed = changed_or_never(store_version.as_mut()), if following => {
                     if changed.is_ok() {
-                        let announced = self
-                            .store_version
+                        let announced = store_version
                             .as_mut()
                             .map_or(0, signal::Receiver::get_and_update);
                         // What the task holds already (its own appends are announced too)
@@ -1091,16 +1141,7 @@ impl Live {
     /// What a stream at `after` needs to go on: only what it lacks is cloned (a stream reads
     /// once per change of the game, so this is the hot path of every subscriber).
     fn read(&self, after: u64, with_base: bool) -> Tail {
-        Tail {
-            version: self.log.len(),
-            events: self.log.since(after).map(<[Event]>::to_vec),
-            base: match self.log.base() {
-                (v, Some(state)) if with_base => Some(Box::new((v, state.clone()))),
-                _ => None,
-            },
-            lobby: (after == 0).then(|| Box::new(self.lobby.clone())),
-            deadline: self.deadline,
-        }
+        tail(&self.log, &self.lobby, self.deadline, after, with_base)
     }
 
     async fn export(&self, admin: bool) -> Result<Vec<Event>, ServiceError> {
@@ -1256,10 +1297,18 @@ impl Live {
         request: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
         let began = std::time::Instant::now();
-        self.hooks
+        let append = self
+            .hooks
             .store
-            .append(&self.name, self.log.len(), &events, request)
-            .await?;
+            .append(&self.name, self.log.len(), &events, request);
+        answering_reads(
+            &mut self.commands,
+            &self.log,
+            &self.lobby,
+            self.deadline,
+            append,
+        )
+        .await?;
         self.hooks
             .metrics
             .store_appends

@@ -324,3 +324,74 @@ async fn a_waiting_rooms_stream_sends_the_lobby_on_every_change_then_the_game() 
         other => panic!("expected the view, got {other:?}"),
     }
 }
+
+/// A stream reads the game while the game's task waits for the store to commit a move (a
+/// durable store's append takes a commit's time): its view and caught-up marker come at once,
+/// at the version before the move, and the move's events follow once it is committed. Before,
+/// a stream's read waited behind the commit, so a seat whose stream was late to read the last
+/// move got it only after the next move's commit.
+#[tokio::test]
+async fn a_stream_reads_the_game_while_a_move_is_being_committed() {
+    let store = std::sync::Arc::new(super::tampered::Tampered::new());
+    let server = serve(unoflip::service::Registry::new(
+        store.clone(),
+        Config::default(),
+    ))
+    .await;
+    let mut client = client(server.addr).await;
+    let (game, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
+    let before = game_version(&mut client, &game).await;
+    let (entered, held) = tokio::sync::oneshot::channel::<()>();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    *store.after_next_append.lock().unwrap() = Some(Box::new(move |_, _, _| {
+        Box::pin(async move {
+            let _ = entered.send(());
+            let _ = released.await;
+        })
+    }));
+    let turn = view(&mut client, &game, None).await.turn as usize;
+    let token = tokens[turn].clone();
+    let action = view(&mut client, &game, Some(&token))
+        .await
+        .legal_actions
+        .into_iter()
+        .find(|a| {
+            !matches!(
+                a.kind,
+                Some(pb::action::Kind::CatchUno(_) | pb::action::Kind::CallUno(_))
+            )
+        })
+        .unwrap();
+    let mut mover = client.clone();
+    let moving = {
+        let game = game.clone();
+        tokio::spawn(async move { submit(&mut mover, &game, &token, action).await })
+    };
+    held.await.unwrap();
+    // The move is in the store, not yet applied by the task: a spectator subscribes now. (A
+    // seat's stream asks the task for its seat first, a command that waits its turn.)
+    let mut stream = open_stream(&mut client, &game, None, 0).await;
+    let Some(Kind::View(first)) = next_event(&mut stream).await.kind else {
+        panic!("from 0 the stream starts with a view");
+    };
+    assert_eq!(
+        first.version, before,
+        "the view is of the last applied move"
+    );
+    let Some(Kind::CaughtUp(marker)) = next_event(&mut stream).await.kind else {
+        panic!("the marker follows the view");
+    };
+    assert_eq!(marker.version, before);
+    assert!(!moving.is_finished(), "the move is still being committed");
+    release.send(()).unwrap();
+    let acked = moving.await.unwrap().unwrap();
+    assert!(acked.version > before);
+    let mut versions = Vec::new();
+    while versions.last() != Some(&acked.version) {
+        match next_event(&mut stream).await.kind {
+            Some(Kind::Event(e)) => versions.push(e.version),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(versions, (before + 1..=acked.version).collect::<Vec<_>>());
+}
