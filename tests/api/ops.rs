@@ -651,14 +651,7 @@ async fn open_only_does_not_wait_on_started_games() {
     let lobby = created(&mut client, options(pb::Ruleset::Classic, 2))
         .await
         .name;
-    let (entered, held) = tokio::sync::oneshot::channel::<()>();
-    let (release, released) = tokio::sync::oneshot::channel::<()>();
-    *store.after_next_append.lock().unwrap() = Some(Box::new(move |_, _, _| {
-        Box::pin(async move {
-            let _ = entered.send(());
-            let _ = released.await;
-        })
-    }));
+    let (held, release) = store.hold_next_append();
     let turn = view(&mut client, &playing, None).await.turn as usize;
     let token = tokens[turn].clone();
     let action = view(&mut client, &playing, Some(&token))

@@ -341,14 +341,7 @@ async fn a_stream_reads_the_game_while_a_move_is_being_committed() {
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
     let before = game_version(&mut client, &game).await;
-    let (entered, held) = tokio::sync::oneshot::channel::<()>();
-    let (release, released) = tokio::sync::oneshot::channel::<()>();
-    *store.after_next_append.lock().unwrap() = Some(Box::new(move |_, _, _| {
-        Box::pin(async move {
-            let _ = entered.send(());
-            let _ = released.await;
-        })
-    }));
+    let (held, release) = store.hold_next_append();
     let turn = view(&mut client, &game, None).await.turn as usize;
     let token = tokens[turn].clone();
     let action = view(&mut client, &game, Some(&token))

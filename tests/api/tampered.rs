@@ -56,6 +56,30 @@ impl Tampered {
     }
 }
 
+impl Tampered {
+    /// Holds the next append, once committed, until the second half is sent (or dropped); the
+    /// first half says when it is held.
+    pub fn hold_next_append(
+        &self,
+    ) -> (
+        tokio::sync::oneshot::Receiver<()>,
+        tokio::sync::oneshot::Sender<()>,
+    ) {
+        let (entered, held) = tokio::sync::oneshot::channel::<()>();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        *self
+            .after_next_append
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(move |_, _, _| {
+            Box::pin(async move {
+                let _ = entered.send(());
+                let _ = released.await;
+            })
+        }));
+        (held, release)
+    }
+}
+
 impl EventStore for Tampered {
     fn append<'a>(
         &'a self,
