@@ -641,29 +641,13 @@ async fn open_only_lists_the_lobbies_with_a_free_seat_newest_first() {
 #[tokio::test]
 async fn open_only_does_not_wait_on_started_games() {
     let store = Arc::new(super::tampered::Tampered::new());
-    let server = serve(unoflip::service::Registry::new(
-        store.clone(),
-        Config::default(),
-    ))
-    .await;
+    let server = super::tampered::start_server(&store).await;
     let mut client = client(server.addr).await;
     let (playing, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
     let lobby = created(&mut client, options(pb::Ruleset::Classic, 2))
         .await
         .name;
-    let (held, release) = store.hold_next_append();
-    let turn = view(&mut client, &playing, None).await.turn as usize;
-    let token = tokens[turn].clone();
-    let action = view(&mut client, &playing, Some(&token))
-        .await
-        .legal_actions
-        .into_iter()
-        .find(|a| !matches!(a.kind, Some(pb::action::Kind::CatchUno(_))))
-        .unwrap();
-    let mut mover = client.clone();
-    let game = playing.clone();
-    let moving = tokio::spawn(async move { submit(&mut mover, &game, &token, action).await });
-    held.await.unwrap();
+    let (moving, release) = super::tampered::a_held_move(&store, &client, &playing, &tokens).await;
     let open = tokio::time::timeout(
         Duration::from_secs(10),
         client.list_games(pb::ListGamesRequest {

@@ -8,18 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use unoflip::proto as pb;
-use unoflip::service::{Config, Registry};
 
 use super::common::plain_move;
 use super::harness::*;
-use super::tampered::Tampered;
-
-/// A server on `store`, with the unfinished games it holds recovered (as `serve` starts).
-async fn start_server(store: &Arc<Tampered>) -> Server {
-    let games = Registry::new(store.clone(), Config::default());
-    games.recover().await.unwrap();
-    serve(games).await
-}
+use super::tampered::{Tampered, start_server};
 
 /// A two-seat game long enough for thousands of moves.
 async fn long_game(client: &mut Client) -> (String, Vec<String>) {

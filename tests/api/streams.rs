@@ -333,34 +333,11 @@ async fn a_waiting_rooms_stream_sends_the_lobby_on_every_change_then_the_game() 
 #[tokio::test]
 async fn a_stream_reads_the_game_while_a_move_is_being_committed() {
     let store = std::sync::Arc::new(super::tampered::Tampered::new());
-    let server = serve(unoflip::service::Registry::new(
-        store.clone(),
-        Config::default(),
-    ))
-    .await;
+    let server = super::tampered::start_server(&store).await;
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
     let before = game_version(&mut client, &game).await;
-    let (held, release) = store.hold_next_append();
-    let turn = view(&mut client, &game, None).await.turn as usize;
-    let token = tokens[turn].clone();
-    let action = view(&mut client, &game, Some(&token))
-        .await
-        .legal_actions
-        .into_iter()
-        .find(|a| {
-            !matches!(
-                a.kind,
-                Some(pb::action::Kind::CatchUno(_) | pb::action::Kind::CallUno(_))
-            )
-        })
-        .unwrap();
-    let mut mover = client.clone();
-    let moving = {
-        let game = game.clone();
-        tokio::spawn(async move { submit(&mut mover, &game, &token, action).await })
-    };
-    held.await.unwrap();
+    let (moving, release) = super::tampered::a_held_move(&store, &client, &game, &tokens).await;
     // The move is in the store, not yet applied by the task: a spectator subscribes now. (A
     // seat's stream asks the task for its seat first, a command that waits its turn.)
     let mut stream = open_stream(&mut client, &game, None, 0).await;

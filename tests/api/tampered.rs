@@ -56,28 +56,50 @@ impl Tampered {
     }
 }
 
-impl Tampered {
-    /// Holds the next append, once committed, until the second half is sent (or dropped); the
-    /// first half says when it is held.
-    pub fn hold_next_append(
-        &self,
-    ) -> (
-        tokio::sync::oneshot::Receiver<()>,
-        tokio::sync::oneshot::Sender<()>,
-    ) {
-        let (entered, held) = tokio::sync::oneshot::channel::<()>();
-        let (release, released) = tokio::sync::oneshot::channel::<()>();
-        *self
-            .after_next_append
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(move |_, _, _| {
-            Box::pin(async move {
-                let _ = entered.send(());
-                let _ = released.await;
-            })
-        }));
-        (held, release)
-    }
+/// A server on `store`, with the unfinished games it holds recovered (as `serve` starts).
+pub async fn start_server(store: &Arc<Tampered>) -> super::harness::Server {
+    let games = unoflip::service::Registry::new(store.clone(), unoflip::service::Config::default());
+    games.recover().await.unwrap();
+    super::harness::serve(games).await
+}
+
+/// A move of the turn seat's (not a UNO call or catch) under way on `client`, its commit held
+/// in `store` once done, until the second half is sent (or dropped). Returns when it is held.
+pub async fn a_held_move(
+    store: &Tampered,
+    client: &super::harness::Client,
+    game: &str,
+    tokens: &[String],
+) -> (
+    tokio::task::JoinHandle<Result<unoflip::proto::SubmitActionResponse, tonic::Status>>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    use super::harness::{submit, view};
+    use unoflip::proto::action::Kind;
+    let (entered, held) = tokio::sync::oneshot::channel::<()>();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    *store
+        .after_next_append
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(move |_, _, _| {
+        Box::pin(async move {
+            let _ = entered.send(());
+            let _ = released.await;
+        })
+    }));
+    let mut mover = client.clone();
+    let turn = view(&mut mover, game, None).await.turn as usize;
+    let token = tokens[turn].clone();
+    let action = view(&mut mover, game, Some(&token))
+        .await
+        .legal_actions
+        .into_iter()
+        .find(|a| !matches!(a.kind, Some(Kind::CatchUno(_) | Kind::CallUno(_))))
+        .unwrap();
+    let game = game.to_owned();
+    let moving = tokio::spawn(async move { submit(&mut mover, &game, &token, action).await });
+    held.await.unwrap();
+    (moving, release)
 }
 
 impl EventStore for Tampered {
