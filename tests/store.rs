@@ -837,8 +837,8 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
     assert_eq!(b.append(g, 5, &[turn(1), turn(0)], None).await, Ok(7));
     assert_eq!(a.append(g, 5, &[turn(1)], None).await, conflict(g, 5, 7));
     assert_eq!(a.append(g, 7, &[turn(1)], None).await, Ok(8));
-    // a's writer remembers 8 as the game's version; b moves it on by two, and a's stale append
-    // is refused by the file's unique key with where the game now is.
+    // a's writer remembers 8 as the game's version; b moves it on by two, and a, which sees
+    // that another connection wrote, refuses its stale append with where the game now is.
     assert_eq!(b.append(g, 8, &[turn(0), turn(1)], None).await, Ok(10));
     assert_eq!(a.append(g, 8, &[turn(0)], None).await, conflict(g, 8, 10));
     let expected = vec![
@@ -933,4 +933,107 @@ async fn a_sqlite_file_with_the_old_request_index_loses_it_and_keeps_its_request
         store.requests("games/old", 1).await,
         Ok(vec!["r1".to_owned()])
     );
+}
+
+/// Each of `games` reads back as `whole` (1,000 events appended a hundred at a time, with
+/// request ids `r0`..`r9`), and refuses a stale append.
+async fn every_game_whole(store: &SqliteStore, games: &[String], whole: &[Event]) {
+    for game in games {
+        assert_eq!(store.read(game, 0).await.unwrap(), whole, "{game}");
+        assert_eq!(store.read(game, 950).await.unwrap(), whole[950..], "{game}");
+        assert_eq!(store.request(game, "r3").await, Ok(Some((301, 400))));
+        assert_eq!(store.requests(game, 900).await, Ok(vec!["r9".to_owned()]));
+        assert_eq!(
+            store.append(game, 999, &[turn(0)], None).await,
+            conflict(game, 999, 1000)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_sqlite_store_keys_events_by_game_later_and_still_reads_every_game_whole() {
+    // The file keys events by game (`event_keys`) only once more than 32,768 have gone in
+    // without, a game at a time; until then the writer keeps their keys. Forty games of 1,000
+    // events, appended a hundred at a time in turns, cross that: some games are keyed in part,
+    // and every game still reads back whole, with its request ids, and refuses a stale append,
+    // before and after reopening (which reads the unkeyed tail from the file).
+    let path = tempdir().join("events.sqlite3");
+    let games: Vec<String> = (0..40).map(|i| format!("games/k{i}")).collect();
+    let hundred: Vec<Event> = (0..100).map(|i| turn(i % 2)).collect();
+    let whole: Vec<Event> = (0..10).flat_map(|_| hundred.clone()).collect();
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        for round in 0..10u64 {
+            for game in &games {
+                let request = format!("r{round}");
+                assert_eq!(
+                    store
+                        .append(game, round * 100, &hundred, Some(&request))
+                        .await,
+                    Ok(round * 100 + 100)
+                );
+            }
+        }
+        every_game_whole(&store, &games, &whole).await;
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let keyed: i64 = conn
+        .query_row("SELECT COUNT(*) FROM event_keys", [], |row| row.get(0))
+        .unwrap();
+    let upto: i64 = conn
+        .query_row("SELECT upto FROM event_keys_upto", [], |row| row.get(0))
+        .unwrap();
+    assert!(
+        (1..40_000).contains(&keyed) && upto > 0,
+        "{keyed} keys, keyed up to {upto}"
+    );
+    let store = SqliteStore::open(&path).unwrap();
+    every_game_whole(&store, &games, &whole).await;
+    for game in &games {
+        assert_eq!(store.append(game, 1000, &[turn(0)], None).await, Ok(1001));
+    }
+    let all = read_all(&store, 0, 5_000).await;
+    assert_eq!(all.len(), 40_040);
+    assert!(all.windows(2).all(|w| w[0].position < w[1].position));
+}
+
+#[tokio::test]
+async fn a_sqlite_file_keyed_the_old_way_is_made_again_and_keeps_its_positions() {
+    // Files made before 2026-12-07 have a unique index on `(game, version)`: opening makes the
+    // events table again without it, keeping every event where it was.
+    let path = old_sqlite_file(
+        "request TEXT,",
+        "INSERT INTO events (position, game, version, body, request) VALUES
+             (5, 'games/x', 1, '{\"v\":1,\"type\":\"turn_started\",\"seat\":1}', 'rx'),
+             (9, 'games/y', 1, '{\"v\":1,\"type\":\"turn_started\",\"seat\":0}', NULL);",
+    );
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.read("games/x", 0).await.unwrap(), vec![turn(1)]);
+    assert_eq!(store.read("games/y", 0).await.unwrap(), vec![turn(0)]);
+    assert_eq!(store.request("games/x", "rx").await, Ok(Some((1, 1))));
+    assert_eq!(
+        store.append("games/x", 0, &[turn(0)], None).await,
+        conflict("games/x", 0, 1)
+    );
+    assert_eq!(store.append("games/x", 1, &[turn(0)], None).await, Ok(2));
+    let positions: Vec<(String, u64, u64)> = read_all(&store, 0, 10)
+        .await
+        .into_iter()
+        .map(|c| (c.game, c.version, c.position))
+        .collect();
+    assert_eq!(
+        positions[..2],
+        [("games/x".to_owned(), 1, 5), ("games/y".to_owned(), 1, 9)]
+    );
+    assert_eq!(positions.len(), 3);
+    assert!(positions[2].2 > 9, "{positions:?}");
+    let old_index: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_events%'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(old_index, 0);
 }

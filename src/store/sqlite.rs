@@ -5,11 +5,15 @@
 //! appends among them in one transaction (group commit), so the cost of an fsync is shared by the
 //! moves of many games; each append is acknowledged only once that transaction is durable. While
 //! it is busy, it lets requests gather for a moment before each commit ([`BUSY_BATCH`]).
+//!
+//! Events are kept in the order they were appended (`events`, by position); their keys by game
+//! (`event_keys`) go in later, many at once ([`KEY_LAG`]), and the writer keeps the keys not
+//! yet written in memory ([`Tail`]).
 
 use std::path::Path;
 use std::sync::mpsc;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
 use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_log};
@@ -167,7 +171,16 @@ CREATE TABLE IF NOT EXISTS events (
     game TEXT NOT NULL,
     version INTEGER NOT NULL,
     body TEXT NOT NULL,
-    UNIQUE (game, version)
+    request TEXT
+);
+CREATE TABLE IF NOT EXISTS event_keys (
+    game TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (game, version)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS event_keys_upto (
+    upto INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS snapshots (
     game TEXT PRIMARY KEY,
@@ -195,11 +208,62 @@ CREATE TABLE IF NOT EXISTS entries (
 /// The request that produced each event (durable `request_id`s), for a file made before it was
 /// kept: added when missing.
 const ADD_REQUEST: &str = "ALTER TABLE events ADD COLUMN request TEXT";
-/// Earlier versions indexed the request ids, which cost every append a page of the index. A
-/// game's task now reads its request ids once (see `EventStore::requests`) and looks one up
-/// only when it is a retry, through the `(game, version)` key: the index goes. (An earlier
-/// version opening the file makes it again.)
-const DROP_REQUEST_INDEX: &str = "DROP INDEX IF EXISTS events_request";
+
+/// Files made before 2026-12-07 keyed `events` on `(game, version)` with a unique index. Every
+/// append wrote a page of that index, a different one for each game: two thirds of the writer's
+/// time per append went to it, most of it in the kernel (`cargo bench --bench appends`). The
+/// events table is made again without it, and its keys go to `event_keys` ([`KEY_LAG`]).
+const REKEY: &str = "
+CREATE TABLE events_rekeyed (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    game TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    request TEXT
+);
+INSERT INTO events_rekeyed (position, game, version, body, request)
+    SELECT position, game, version, body, request FROM events ORDER BY position;
+DROP TABLE events;
+ALTER TABLE events_rekeyed RENAME TO events;
+";
+
+/// Whether `events` still has the unique index of the files made before [`REKEY`].
+const KEYED_THE_OLD_WAY: &str = "SELECT EXISTS (SELECT 1 FROM sqlite_master
+    WHERE type = 'index' AND tbl_name = 'events' AND name LIKE 'sqlite_autoindex_events%')";
+
+/// A new file, or one [`REKEY`] made again: every event it holds goes to `event_keys`.
+const KEY_ALL: &str = "
+INSERT OR IGNORE INTO event_keys (game, version, position)
+    SELECT game, version, position FROM events ORDER BY game, version;
+INSERT INTO event_keys_upto (upto) SELECT COALESCE(MAX(position), 0) FROM events;
+";
+
+/// Makes the tables, or brings a file an earlier version made up to date, in one transaction.
+fn make_schema(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute_batch(SCHEMA)?;
+    let has_request: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('events') WHERE name = 'request')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_request {
+        tx.execute_batch(ADD_REQUEST)?;
+    }
+    if tx.query_row(KEYED_THE_OLD_WAY, [], |row| row.get::<_, bool>(0))? {
+        tx.execute_batch(REKEY)?;
+    }
+    // Earlier versions indexed the request ids too, which cost every append a page of the
+    // index; a game's task reads its request ids once (see `EventStore::requests`).
+    tx.execute_batch("DROP INDEX IF EXISTS events_request")?;
+    let keyed: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM event_keys_upto)", [], |row| {
+        row.get(0)
+    })?;
+    if !keyed {
+        tx.execute_batch(KEY_ALL)?;
+    }
+    tx.commit()
+}
 
 impl SqliteStore {
     /// Opens (or creates) the store at `path` for this server alone, as `serve` does: a server
@@ -238,12 +302,12 @@ impl SqliteStore {
         Ok(store)
     }
 
-    /// Opens (or creates) the store at `path`. Several stores may share a file (the unique key
-    /// on `(game, version)` refuses an append another raced); [`SqliteStore::open_alone`] is for
-    /// a server.
+    /// Opens (or creates) the store at `path`. Several stores may share a file (each writer
+    /// appends under the file's write lock, and notices the others' appends before its own);
+    /// [`SqliteStore::open_alone`] is for a server.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         create_parent(path)?;
-        let conn = Connection::open(path).map_err(unavailable)?;
+        let mut conn = Connection::open(path).map_err(unavailable)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(unavailable)?;
         conn.pragma_update(None, "synchronous", "FULL")
@@ -252,19 +316,7 @@ impl SqliteStore {
             .map_err(unavailable)?;
         conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)
             .map_err(unavailable)?;
-        conn.execute_batch(SCHEMA).map_err(unavailable)?;
-        let has_request: bool = conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM pragma_table_info('events') WHERE name = 'request')",
-                [],
-                |row| row.get(0),
-            )
-            .map_err(unavailable)?;
-        if !has_request {
-            conn.execute_batch(ADD_REQUEST).map_err(unavailable)?;
-        }
-        conn.execute_batch(DROP_REQUEST_INDEX)
-            .map_err(unavailable)?;
+        make_schema(&mut conn).map_err(unavailable)?;
         let (commands, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("unoflip-sqlite".into())
@@ -492,6 +544,7 @@ fn after_commit<T: Send + 'static>(reply: Reply<T>, result: Result<T, StoreError
 /// The writer thread: batches requests and commits their writes together.
 fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
     let mut versions = Versions::default();
+    let mut tail = Tail::default();
     let mut busy = false;
     while let Ok(first) = rx.recv() {
         if busy {
@@ -507,9 +560,13 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
         busy = batch.len() >= BUSY_BATCH;
         let mut reads = Vec::new();
         let mut done: Vec<Finish> = Vec::new();
-        let mut tx = match conn.transaction() {
+        let mut tx = match conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .and_then(|tx| tail.sync(&tx, &mut versions).map(|()| tx))
+        {
             Ok(tx) => tx,
             Err(e) => {
+                tail.forget();
                 fail_all(batch, &unavailable(e));
                 continue;
             }
@@ -526,6 +583,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                     let result = append(
                         &mut tx,
                         &mut versions,
+                        &mut tail,
                         &game,
                         expected,
                         &bodies,
@@ -622,24 +680,162 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                 read => reads.push(read),
             }
         }
-        let failed = tx.commit().err().map(unavailable);
+        let failed = tail
+            .key_if_long(&tx)
+            .and_then(|()| tx.commit())
+            .err()
+            .map(unavailable);
         if failed.is_some() {
             // The batch's appends are undone: what was remembered of them is wrong.
             versions.forget_all();
+            tail.forget();
         }
         for finish in done {
             finish(failed.as_ref());
         }
-        for read in reads {
-            serve_read(&conn, read);
+        if !reads.is_empty() {
+            serve_reads(&mut conn, &mut tail, &mut versions, reads);
         }
     }
 }
 
+/// Answers reads together in one read transaction, which sees the tail as it is in the file.
+fn serve_reads(
+    conn: &mut Connection,
+    tail: &mut Tail,
+    versions: &mut Versions,
+    reads: Vec<Command>,
+) {
+    let tx = match conn
+        .transaction()
+        .and_then(|tx| tail.sync(&tx, versions).map(|()| tx))
+    {
+        Ok(tx) => tx,
+        Err(e) => {
+            tail.forget();
+            fail_all(reads, &unavailable(e));
+            return;
+        }
+    };
+    for read in reads {
+        serve_read(&tx, tail, read);
+    }
+    // Nothing was written: ending the transaction only lets go of its snapshot.
+    let _ = tx.commit();
+}
+
+/// Events whose keys the file may lack, at most (the tail). Keyed one append at a time, a
+/// thousand games' appends write a thousand pages of the key to the WAL and the file (one page
+/// per game, a few bytes changed in each), and that was most of an append's cost. Past this
+/// many, the keys of the game longest in the tail go to `event_keys` all at once: tens of keys
+/// on a page. Until then they are in the writer's memory ([`Tail`]).
+const KEY_LAG: usize = 32_768;
+
+/// The writer's memory of the file's tail: the events whose keys are not in `event_keys` yet,
+/// all after position `event_keys_upto`. A read by game takes the keyed events from the file
+/// and the tail's by their positions.
+#[derive(Default)]
+struct Tail {
+    /// The file's `PRAGMA data_version` when the tail was last known to be whole; it changes
+    /// when another connection commits to the file, and the tail is then read again from it.
+    seen: Option<i64>,
+    /// Each game's events in the tail, `(version, position)`, in version order.
+    games: std::collections::HashMap<String, Vec<(i64, i64)>>,
+    /// The games in the tail, the one whose first event there came first at the front.
+    order: std::collections::VecDeque<String>,
+    /// Events in the tail.
+    len: usize,
+    /// `event_keys_upto` as the file has it.
+    upto: i64,
+}
+
+impl Tail {
+    /// Makes sure the tail is the file's, at the start of each transaction: if another
+    /// connection wrote to the file since (appended, or keyed events), the tail is read again
+    /// and `versions` forgets what it knew.
+    fn sync(&mut self, conn: &Connection, versions: &mut Versions) -> rusqlite::Result<()> {
+        // A read first, so that the transaction has its snapshot of the file.
+        let upto: i64 = conn.query_row("SELECT upto FROM event_keys_upto", [], |row| row.get(0))?;
+        let now: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+        if self.seen == Some(now) {
+            return Ok(());
+        }
+        versions.forget_all();
+        self.games.clear();
+        self.order.clear();
+        self.len = 0;
+        self.upto = upto;
+        let mut query = conn.prepare_cached(
+            "SELECT game, version, position FROM events e WHERE position > ?1 AND NOT EXISTS
+                 (SELECT 1 FROM event_keys k WHERE k.game = e.game AND k.version = e.version)
+             ORDER BY position",
+        )?;
+        let mut rows = query.query(params![upto])?;
+        while let Some(row) = rows.next()? {
+            let game: String = row.get(0)?;
+            self.add(&game, &[(row.get(1)?, row.get(2)?)]);
+        }
+        self.seen = Some(now);
+        Ok(())
+    }
+
+    /// Adds the keys of events just appended to `game`.
+    fn add(&mut self, game: &str, keys: &[(i64, i64)]) {
+        match self.games.get_mut(game) {
+            Some(known) => known.extend_from_slice(keys),
+            None => {
+                self.games.insert(game.to_owned(), keys.to_vec());
+                self.order.push_back(game.to_owned());
+            }
+        }
+        self.len += keys.len();
+    }
+
+    /// `game`'s events in the tail, `(version, position)`, in version order.
+    fn of(&self, game: &str) -> &[(i64, i64)] {
+        self.games.get(game).map_or(&[], Vec::as_slice)
+    }
+
+    /// While the tail holds more than [`KEY_LAG`] events, writes the keys of the game longest
+    /// in it into `event_keys`, within the batch's transaction: under a steady load, each batch
+    /// keys about as many events as it appended, a game's at a time.
+    fn key_if_long(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        if self.len <= KEY_LAG {
+            return Ok(());
+        }
+        let mut insert = conn.prepare_cached(
+            "INSERT OR IGNORE INTO event_keys (game, version, position) VALUES (?1, ?2, ?3)",
+        )?;
+        while self.len > KEY_LAG {
+            let Some(game) = self.order.pop_front() else {
+                break;
+            };
+            for (version, position) in self.games.remove(&game).unwrap_or_default() {
+                insert.execute(params![game, version, position])?;
+                self.len -= 1;
+            }
+        }
+        // Every event before the first one left in the tail is keyed.
+        let first = self.order.front().and_then(|game| self.of(game).first());
+        if let Some(&(_, position)) = first
+            && position - 1 > self.upto
+        {
+            self.upto = position - 1;
+            conn.execute("UPDATE event_keys_upto SET upto = ?1", params![self.upto])?;
+        }
+        Ok(())
+    }
+
+    /// Reads the tail again at the next transaction (one that changed it did not commit).
+    fn forget(&mut self) {
+        self.seen = None;
+    }
+}
+
 /// The version of each game this writer appended to, so that an append need not ask the file
-/// for it. Only a hint: an append it agrees with still goes through the unique key on `(game,
-/// version)`, which refuses it if another connection appended in between, and an append it
-/// disagrees with asks the file. Bounded by [`REMEMBERED_GAMES`].
+/// for it. Exact: it is only used within a transaction that holds the file's write lock, and it
+/// forgets everything when another connection has written to the file ([`Tail::sync`]) or a
+/// batch failed to commit. Bounded by [`REMEMBERED_GAMES`].
 #[derive(Default)]
 struct Versions(std::collections::HashMap<String, u64>);
 
@@ -668,40 +864,48 @@ impl Versions {
     }
 }
 
-/// Appends within the batch's transaction. The version is checked first (the writer thread is
-/// the only writer of this process, and the transaction sees the batch's earlier appends), then
-/// every event goes in with one statement, which SQLite applies whole or not at all: a refused
-/// append leaves nothing.
+/// Appends within the batch's transaction, which holds the file's write lock: the version
+/// `versions` remembers is the file's (it forgets all when another connection writes, see
+/// [`Tail::sync`]), else the file is asked. Then every event goes in with one statement, which
+/// SQLite applies whole or not at all: a refused append leaves nothing.
+#[allow(clippy::too_many_arguments)]
 fn append(
     tx: &mut rusqlite::Transaction<'_>,
     versions: &mut Versions,
+    tail: &mut Tail,
     game: &str,
     expected: u64,
     bodies: &[String],
     request: Option<&str>,
 ) -> Result<u64, StoreError> {
-    if versions.get(game) != Some(expected) {
-        let actual = stored_version(tx, game)?;
-        versions.set(game, actual);
-        if actual != expected {
-            return Err(StoreError::Conflict {
-                game: game.to_owned(),
-                expected,
-                actual,
-            });
+    let actual = match versions.get(game) {
+        Some(version) => version,
+        None => {
+            let version = stored_version(tx, tail, game)?;
+            versions.set(game, version);
+            version
         }
+    };
+    if actual != expected {
+        return Err(StoreError::Conflict {
+            game: game.to_owned(),
+            expected,
+            actual,
+        });
     }
     if bodies.is_empty() {
         return Ok(expected);
     }
     // A move makes a handful of events: one statement, kept prepared for each count, which
     // SQLite applies whole or not at all. Longer appends go in chunks under a savepoint.
+    let mut keys = Vec::with_capacity(bodies.len());
     let inserted = if bodies.len() <= CHUNK {
-        insert_events(tx, game, expected, bodies, request)
+        insert_events(tx, game, expected, bodies, request, &mut keys)
     } else {
         tx.savepoint().map_err(unavailable).and_then(|sp| {
             for (i, chunk) in bodies.chunks(CHUNK).enumerate() {
-                insert_events(&sp, game, expected + (i * CHUNK) as u64, chunk, request)?;
+                let first = expected + (i * CHUNK) as u64;
+                insert_events(&sp, game, first, chunk, request, &mut keys)?;
             }
             sp.commit().map_err(unavailable)
         })
@@ -710,17 +914,8 @@ fn append(
         Ok(()) => {
             let version = expected + bodies.len() as u64;
             versions.set(game, version);
+            tail.add(game, &keys);
             Ok(version)
-        }
-        Err(StoreError::Conflict { .. }) => {
-            // Another connection appended since this writer last did: say where the game is.
-            let actual = stored_version(tx, game)?;
-            versions.set(game, actual);
-            Err(StoreError::Conflict {
-                game: game.to_owned(),
-                expected,
-                actual,
-            })
         }
         Err(e) => {
             versions.forget(game);
@@ -730,24 +925,31 @@ fn append(
 }
 
 /// The version `game` is at in the file (as this transaction sees it).
-fn stored_version(conn: &Connection, game: &str) -> Result<u64, StoreError> {
-    let version = conn
-        .prepare_cached("SELECT COALESCE(MAX(version), 0) FROM events WHERE game = ?1")
-        .and_then(|mut q| q.query_row(params![game], |row| row.get::<_, i64>(0)))
-        .map_err(unavailable)?;
+fn stored_version(conn: &Connection, tail: &Tail, game: &str) -> Result<u64, StoreError> {
+    let version = match tail.of(game).last() {
+        Some(&(version, _)) => version,
+        None => conn
+            .prepare_cached("SELECT COALESCE(MAX(version), 0) FROM event_keys WHERE game = ?1")
+            .and_then(|mut q| q.query_row(params![game], |row| row.get::<_, i64>(0)))
+            .map_err(unavailable)?,
+    };
     Ok(u64::try_from(version).unwrap_or(0))
 }
 
 /// Events one `INSERT` statement takes at most.
 const CHUNK: usize = 32;
 
-/// Inserts events `expected + 1`.. of `game` with one statement.
+/// Inserts events `expected + 1`.. of `game` with one statement, and adds their `(version,
+/// position)` to `keys`. The transaction holds the file's write lock and `AUTOINCREMENT` numbers
+/// the rows one after another in the order of `VALUES`, so the last row's position says every
+/// row's.
 fn insert_events(
     conn: &Connection,
     game: &str,
     expected: u64,
     bodies: &[String],
     request: Option<&str>,
+    keys: &mut Vec<(i64, i64)>,
 ) -> Result<(), StoreError> {
     let values = vec!["(?, ?, ?, ?)"; bodies.len()].join(", ");
     let mut insert = conn
@@ -762,31 +964,23 @@ fn insert_events(
     for (version, body) in versions.iter().zip(bodies) {
         args.extend([&game as &dyn rusqlite::ToSql, version, body, &request]);
     }
-    match insert.execute(rusqlite::params_from_iter(args)) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(match e.sqlite_error_code() {
-            // `append` reads the game's version once a savepoint's earlier chunks are undone
-            // and says that; the one here is only the least it can be.
-            Some(rusqlite::ErrorCode::ConstraintViolation) => StoreError::Conflict {
-                game: game.to_owned(),
-                expected,
-                actual: expected + 1,
-            },
-            _ => unavailable(e),
-        }),
-    }
+    insert
+        .execute(rusqlite::params_from_iter(args))
+        .map_err(unavailable)?;
+    let first = conn.last_insert_rowid() - (versions.len() as i64 - 1);
+    keys.extend(versions.iter().zip(first..).map(|(&v, p)| (v, p)));
+    Ok(())
 }
 
-fn serve_read(conn: &Connection, command: Command) {
+fn serve_read(conn: &Connection, tail: &Tail, command: Command) {
     match command {
         Command::Read { game, after, reply } => {
-            let _ = reply.send(read(conn, &game, after));
+            let _ = reply.send(read(conn, tail, &game, after));
         }
         Command::Unfinished { reply } => {
             let _ = reply.send(unfinished(conn));
         }
         Command::Snapshot { game, reply } => {
-            use rusqlite::OptionalExtension;
             let found = conn
                 .query_row(
                     "SELECT version, state FROM snapshots WHERE game = ?1",
@@ -839,10 +1033,10 @@ fn serve_read(conn: &Connection, command: Command) {
             request,
             reply,
         } => {
-            let _ = reply.send(find_request(conn, &game, &request));
+            let _ = reply.send(find_request(conn, tail, &game, &request));
         }
         Command::Requests { game, after, reply } => {
-            let _ = reply.send(game_requests(conn, &game, after));
+            let _ = reply.send(game_requests(conn, tail, &game, after));
         }
         Command::Append { reply, .. } => {
             let _ = reply.send(Err(unavailable("not a read")));
@@ -854,7 +1048,6 @@ fn serve_read(conn: &Connection, command: Command) {
             let _ = reply.send(Err(unavailable("not a read")));
         }
         Command::Entry { kind, key, reply } => {
-            use rusqlite::OptionalExtension;
             let found = conn
                 .query_row(
                     "SELECT value FROM entries WHERE kind = ?1 AND key = ?2",
@@ -874,7 +1067,6 @@ fn serve_read(conn: &Connection, command: Command) {
             let _ = reply.send(entries(conn, &kind, &prefix, limit));
         }
         Command::Cursor { name, reply } => {
-            use rusqlite::OptionalExtension;
             let found = conn
                 .query_row(
                     "SELECT position FROM cursors WHERE name = ?1",
@@ -889,20 +1081,47 @@ fn serve_read(conn: &Connection, command: Command) {
     }
 }
 
-/// The events after `after`, checked to be numbered without a gap.
-fn read(conn: &Connection, game: &str, after: u64) -> Result<Vec<Event>, StoreError> {
-    let mut query = conn
+/// The events after `after`, checked to be numbered without a gap: those keyed in
+/// `event_keys`, then the tail's. The versions are the events' own, so a key that no longer
+/// matches its event (or an event gone) shows as a gap.
+fn read(conn: &Connection, tail: &Tail, game: &str, after: u64) -> Result<Vec<Event>, StoreError> {
+    let after_sql = i64::try_from(after).map_err(unavailable)?;
+    let mut keyed = conn
         .prepare_cached(
-            "SELECT version, body FROM events WHERE game = ?1 AND version > ?2 ORDER BY version",
+            "SELECT e.version, e.body FROM event_keys k JOIN events e ON e.position = k.position
+             WHERE k.game = ?1 AND k.version > ?2 ORDER BY k.version",
         )
         .map_err(unavailable)?;
-    let after_sql = i64::try_from(after).map_err(unavailable)?;
-    let rows = query
+    let mut at = conn
+        .prepare_cached("SELECT version, body FROM events WHERE position = ?1")
+        .map_err(unavailable)?;
+    let keyed_rows = keyed
         .query_map(params![game, after_sql], |row| {
             Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
         })
         .map_err(unavailable)?;
-    decode_log(game, after, rows.map(|row| row.map_err(unavailable)))
+    let tail_rows = in_tail(tail, game, after_sql).filter_map(|position| {
+        at.query_row(params![position], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })
+        .optional()
+        .transpose()
+    });
+    decode_log(
+        game,
+        after,
+        keyed_rows
+            .chain(tail_rows)
+            .map(|row| row.map_err(unavailable)),
+    )
+}
+
+/// The positions of `game`'s events in the tail after version `after`.
+fn in_tail<'a>(tail: &'a Tail, game: &str, after: i64) -> impl Iterator<Item = i64> + 'a {
+    tail.of(game)
+        .iter()
+        .filter(move |(version, _)| *version > after)
+        .map(|&(_, position)| position)
 }
 
 /// Every game's events after global position `after`. One thread commits appends one batch
@@ -946,7 +1165,6 @@ fn unfinished(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
 }
 
 fn record(conn: &Connection, game: &str) -> Result<Option<(String, bool)>, StoreError> {
-    use rusqlite::OptionalExtension;
     conn.query_row(
         "SELECT record, finished FROM games WHERE game = ?1",
         params![game],
@@ -983,16 +1201,30 @@ fn entries(
 /// The versions a stored request produced.
 fn find_request(
     conn: &Connection,
+    tail: &Tail,
     game: &str,
     request: &str,
 ) -> Result<Option<(u64, u64)>, StoreError> {
-    let (first, last): (Option<i64>, Option<i64>) = conn
-        .query_row(
-            "SELECT MIN(version), MAX(version) FROM events WHERE game = ?1 AND request = ?2",
-            params![game, request],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+    let (mut first, mut last): (Option<i64>, Option<i64>) = conn
+        .prepare_cached(
+            "SELECT MIN(e.version), MAX(e.version) FROM event_keys k
+             JOIN events e ON e.position = k.position WHERE k.game = ?1 AND e.request = ?2",
         )
+        .and_then(|mut q| q.query_row(params![game, request], |row| Ok((row.get(0)?, row.get(1)?))))
         .map_err(unavailable)?;
+    let mut at = conn
+        .prepare_cached("SELECT version FROM events WHERE position = ?1 AND request = ?2")
+        .map_err(unavailable)?;
+    for position in in_tail(tail, game, 0) {
+        let found: Option<i64> = at
+            .query_row(params![position, request], |row| row.get(0))
+            .optional()
+            .map_err(unavailable)?;
+        if let Some(version) = found {
+            first = Some(first.map_or(version, |f| f.min(version)));
+            last = Some(last.map_or(version, |l| l.max(version)));
+        }
+    }
     Ok(first.zip(last).map(|(first, last)| {
         (
             u64::try_from(first).unwrap_or(0),
@@ -1001,21 +1233,36 @@ fn find_request(
     }))
 }
 
-/// The request ids stored with `game`'s events after version `after`.
-fn game_requests(conn: &Connection, game: &str, after: u64) -> Result<Vec<String>, StoreError> {
-    let mut statement = conn
+/// The request ids stored with `game`'s events after version `after`, each once.
+fn game_requests(
+    conn: &Connection,
+    tail: &Tail,
+    game: &str,
+    after: u64,
+) -> Result<Vec<String>, StoreError> {
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    let mut keyed = conn
         .prepare_cached(
-            "SELECT DISTINCT request FROM events
-             WHERE game = ?1 AND version > ?2 AND request IS NOT NULL",
+            "SELECT DISTINCT e.request FROM event_keys k JOIN events e ON e.position = k.position
+             WHERE k.game = ?1 AND k.version > ?2 AND e.request IS NOT NULL",
         )
         .map_err(unavailable)?;
-    let rows = statement
-        .query_map(
-            params![game, i64::try_from(after).unwrap_or(i64::MAX)],
-            |row| row.get::<_, String>(0),
-        )
+    let mut requests = keyed
+        .query_map(params![game, after], |row| row.get::<_, String>(0))
+        .map_err(unavailable)?
+        .collect::<Result<std::collections::HashSet<_>, _>>()
         .map_err(unavailable)?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(unavailable)
+    let mut at = conn
+        .prepare_cached("SELECT request FROM events WHERE position = ?1 AND request IS NOT NULL")
+        .map_err(unavailable)?;
+    for position in in_tail(tail, game, after) {
+        let found: Option<String> = at
+            .query_row(params![position], |row| row.get(0))
+            .optional()
+            .map_err(unavailable)?;
+        requests.extend(found);
+    }
+    Ok(requests.into_iter().collect())
 }
 
 fn fail_all(batch: Vec<Command>, error: &StoreError) {
