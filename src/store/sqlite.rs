@@ -13,6 +13,7 @@
 use std::path::Path;
 use std::sync::mpsc;
 
+use rusqlite::TransactionBehavior::{Deferred, Immediate};
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
@@ -560,14 +561,10 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
         busy = batch.len() >= BUSY_BATCH;
         let mut reads = Vec::new();
         let mut done: Vec<Finish> = Vec::new();
-        let mut tx = match conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .and_then(|tx| tail.sync(&tx, &mut versions).map(|()| tx))
-        {
+        let mut tx = match begin(&mut conn, Immediate, &mut tail, &mut versions) {
             Ok(tx) => tx,
             Err(e) => {
-                tail.forget();
-                fail_all(batch, &unavailable(e));
+                fail_all(batch, &e);
                 continue;
             }
         };
@@ -699,6 +696,26 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
     }
 }
 
+/// Begins a transaction (`Immediate` takes the file's write lock at once) and makes sure the
+/// tail is the file's within it.
+fn begin<'c>(
+    conn: &'c mut Connection,
+    behavior: rusqlite::TransactionBehavior,
+    tail: &mut Tail,
+    versions: &mut Versions,
+) -> Result<rusqlite::Transaction<'c>, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(behavior)
+        .map_err(unavailable)?;
+    match tail.sync(&tx, versions) {
+        Ok(()) => Ok(tx),
+        Err(e) => {
+            tail.forget();
+            Err(unavailable(e))
+        }
+    }
+}
+
 /// Answers reads together in one read transaction, which sees the tail as it is in the file.
 fn serve_reads(
     conn: &mut Connection,
@@ -706,14 +723,10 @@ fn serve_reads(
     versions: &mut Versions,
     reads: Vec<Command>,
 ) {
-    let tx = match conn
-        .transaction()
-        .and_then(|tx| tail.sync(&tx, versions).map(|()| tx))
-    {
+    let tx = match begin(conn, Deferred, tail, versions) {
         Ok(tx) => tx,
         Err(e) => {
-            tail.forget();
-            fail_all(reads, &unavailable(e));
+            fail_all(reads, &e);
             return;
         }
     };
