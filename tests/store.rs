@@ -861,6 +861,14 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
 }
 
+/// The number `sql` reads from the SQLite file at `path`, through a connection of its own.
+fn in_file(path: &std::path::Path, sql: &str) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(sql, [], |row| row.get(0))
+        .unwrap()
+}
+
 /// A SQLite file an earlier version made: its events table, with `columns` besides the first
 /// ones, then `more`.
 fn old_sqlite_file(columns: &str, more: &str) -> std::path::PathBuf {
@@ -918,14 +926,10 @@ async fn a_sqlite_file_with_the_old_request_index_loses_it_and_keeps_its_request
             Ok(2)
         );
     }
-    let index: i64 = rusqlite::Connection::open(&path)
-        .unwrap()
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_request'",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap();
+    let index = in_file(
+        &path,
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_request'",
+    );
     assert_eq!(index, 0, "the index is gone");
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.request("games/old", "r1").await, Ok(Some((2, 2))));
@@ -976,13 +980,8 @@ async fn a_sqlite_store_keys_events_by_game_later_and_still_reads_every_game_who
         }
         every_game_whole(&store, &games, &whole).await;
     }
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let keyed: i64 = conn
-        .query_row("SELECT COUNT(*) FROM event_keys", [], |row| row.get(0))
-        .unwrap();
-    let upto: i64 = conn
-        .query_row("SELECT upto FROM event_keys_upto", [], |row| row.get(0))
-        .unwrap();
+    let keyed = in_file(&path, "SELECT COUNT(*) FROM event_keys");
+    let upto = in_file(&path, "SELECT upto FROM event_keys_upto");
     assert!(
         (1..40_000).contains(&keyed) && upto > 0,
         "{keyed} keys, keyed up to {upto}"
@@ -1027,13 +1026,9 @@ async fn a_sqlite_file_keyed_the_old_way_is_made_again_and_keeps_its_positions()
     );
     assert_eq!(positions.len(), 3);
     assert!(positions[2].2 > 9, "{positions:?}");
-    let old_index: i64 = rusqlite::Connection::open(&path)
-        .unwrap()
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_events%'",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap();
+    let old_index = in_file(
+        &path,
+        "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_events%'",
+    );
     assert_eq!(old_index, 0);
 }
