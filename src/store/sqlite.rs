@@ -26,10 +26,6 @@ use crate::rules::{Event, encode};
 /// commits (the file may reach about 32 MiB between checkpoints).
 const CHECKPOINT_PAGES: i64 = 8_000;
 
-/// Games whose version the writer remembers at most ([`Versions`]); past it, it forgets them
-/// all and asks the file again.
-const REMEMBERED_GAMES: usize = 1 << 16;
-
 /// Requests taken together in one transaction at most.
 const MAX_BATCH: usize = 4096;
 
@@ -544,7 +540,6 @@ fn after_commit<T: Send + 'static>(reply: Reply<T>, result: Result<T, StoreError
 
 /// The writer thread: batches requests and commits their writes together.
 fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
-    let mut versions = Versions::default();
     let mut tail = Tail::default();
     let mut busy = false;
     while let Ok(first) = rx.recv() {
@@ -561,7 +556,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
         busy = batch.len() >= BUSY_BATCH;
         let mut reads = Vec::new();
         let mut done: Vec<Finish> = Vec::new();
-        let mut tx = match begin(&mut conn, Immediate, &mut tail, &mut versions) {
+        let mut tx = match begin(&mut conn, Immediate, &mut tail) {
             Ok(tx) => tx,
             Err(e) => {
                 fail_all(batch, &e);
@@ -579,7 +574,6 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
                 } => {
                     let result = append(
                         &mut tx,
-                        &mut versions,
                         &mut tail,
                         &game,
                         expected,
@@ -683,15 +677,14 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Command>) {
             .err()
             .map(unavailable);
         if failed.is_some() {
-            // The batch's appends are undone: what was remembered of them is wrong.
-            versions.forget_all();
+            // The batch's appends are undone: the tail's keys of them are wrong.
             tail.forget();
         }
         for finish in done {
             finish(failed.as_ref());
         }
         if !reads.is_empty() {
-            serve_reads(&mut conn, &mut tail, &mut versions, reads);
+            serve_reads(&mut conn, &mut tail, reads);
         }
     }
 }
@@ -702,12 +695,11 @@ fn begin<'c>(
     conn: &'c mut Connection,
     behavior: rusqlite::TransactionBehavior,
     tail: &mut Tail,
-    versions: &mut Versions,
 ) -> Result<rusqlite::Transaction<'c>, StoreError> {
     let tx = conn
         .transaction_with_behavior(behavior)
         .map_err(unavailable)?;
-    match tail.sync(&tx, versions) {
+    match tail.sync(&tx) {
         Ok(()) => Ok(tx),
         Err(e) => {
             tail.forget();
@@ -717,13 +709,8 @@ fn begin<'c>(
 }
 
 /// Answers reads together in one read transaction, which sees the tail as it is in the file.
-fn serve_reads(
-    conn: &mut Connection,
-    tail: &mut Tail,
-    versions: &mut Versions,
-    reads: Vec<Command>,
-) {
-    let tx = match begin(conn, Deferred, tail, versions) {
+fn serve_reads(conn: &mut Connection, tail: &mut Tail, reads: Vec<Command>) {
+    let tx = match begin(conn, Deferred, tail) {
         Ok(tx) => tx,
         Err(e) => {
             fail_all(reads, &e);
@@ -764,16 +751,14 @@ struct Tail {
 
 impl Tail {
     /// Makes sure the tail is the file's, at the start of each transaction: if another
-    /// connection wrote to the file since (appended, or keyed events), the tail is read again
-    /// and `versions` forgets what it knew.
-    fn sync(&mut self, conn: &Connection, versions: &mut Versions) -> rusqlite::Result<()> {
+    /// connection wrote to the file since (appended, or keyed events), the tail is read again.
+    fn sync(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         // A read first, so that the transaction has its snapshot of the file.
         let upto: i64 = conn.query_row("SELECT upto FROM event_keys_upto", [], |row| row.get(0))?;
         let now: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
         if self.seen == Some(now) {
             return Ok(());
         }
-        versions.forget_all();
         self.games.clear();
         self.order.clear();
         self.len = 0;
@@ -845,60 +830,19 @@ impl Tail {
     }
 }
 
-/// The version of each game this writer appended to, so that an append need not ask the file
-/// for it. Exact: it is only used within a transaction that holds the file's write lock, and it
-/// forgets everything when another connection has written to the file ([`Tail::sync`]) or a
-/// batch failed to commit. Bounded by [`REMEMBERED_GAMES`].
-#[derive(Default)]
-struct Versions(std::collections::HashMap<String, u64>);
-
-impl Versions {
-    fn get(&self, game: &str) -> Option<u64> {
-        self.0.get(game).copied()
-    }
-
-    fn set(&mut self, game: &str, version: u64) {
-        if let Some(v) = self.0.get_mut(game) {
-            *v = version;
-            return;
-        }
-        if self.0.len() >= REMEMBERED_GAMES {
-            self.0.clear();
-        }
-        self.0.insert(game.to_owned(), version);
-    }
-
-    fn forget(&mut self, game: &str) {
-        self.0.remove(game);
-    }
-
-    fn forget_all(&mut self) {
-        self.0.clear();
-    }
-}
-
-/// Appends within the batch's transaction, which holds the file's write lock: the version
-/// `versions` remembers is the file's (it forgets all when another connection writes, see
-/// [`Tail::sync`]), else the file is asked. Then every event goes in with one statement, which
-/// SQLite applies whole or not at all: a refused append leaves nothing.
-#[allow(clippy::too_many_arguments)]
+/// Appends within the batch's transaction, which holds the file's write lock, so the version
+/// [`stored_version`] finds is the file's (the tail is read again when another connection has
+/// written, see [`Tail::sync`]). Then every event goes in with one statement, which SQLite
+/// applies whole or not at all: a refused append leaves nothing.
 fn append(
     tx: &mut rusqlite::Transaction<'_>,
-    versions: &mut Versions,
     tail: &mut Tail,
     game: &str,
     expected: u64,
     bodies: &[String],
     request: Option<&str>,
 ) -> Result<u64, StoreError> {
-    let actual = match versions.get(game) {
-        Some(version) => version,
-        None => {
-            let version = stored_version(tx, tail, game)?;
-            versions.set(game, version);
-            version
-        }
-    };
+    let actual = stored_version(tx, tail, game)?;
     if actual != expected {
         return Err(StoreError::Conflict {
             game: game.to_owned(),
@@ -923,21 +867,13 @@ fn append(
             sp.commit().map_err(unavailable)
         })
     };
-    match inserted {
-        Ok(()) => {
-            let version = expected + bodies.len() as u64;
-            versions.set(game, version);
-            tail.add(game, &keys);
-            Ok(version)
-        }
-        Err(e) => {
-            versions.forget(game);
-            Err(e)
-        }
-    }
+    inserted?;
+    tail.add(game, &keys);
+    Ok(expected + bodies.len() as u64)
 }
 
-/// The version `game` is at in the file (as this transaction sees it).
+/// The version `game` is at in the file (as this transaction sees it): its last event in the
+/// tail, else its last keyed event (one lookup in the key).
 fn stored_version(conn: &Connection, tail: &Tail, game: &str) -> Result<u64, StoreError> {
     let version = match tail.of(game).last() {
         Some(&(version, _)) => version,
