@@ -753,9 +753,14 @@ impl Tail {
     /// Makes sure the tail is the file's, at the start of each transaction: if another
     /// connection wrote to the file since (appended, or keyed events), the tail is read again.
     fn sync(&mut self, conn: &Connection) -> rusqlite::Result<()> {
-        // A read first, so that the transaction has its snapshot of the file.
-        let upto: i64 = conn.query_row("SELECT upto FROM event_keys_upto", [], |row| row.get(0))?;
-        let now: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+        // A read first, so that the transaction has its snapshot of the file. Every batch asks
+        // both: kept prepared, they are not parsed again each time.
+        let upto: i64 = conn
+            .prepare_cached("SELECT upto FROM event_keys_upto")?
+            .query_row([], |row| row.get(0))?;
+        let now: i64 = conn
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))?;
         if self.seen == Some(now) {
             return Ok(());
         }
@@ -819,7 +824,8 @@ impl Tail {
             && position - 1 > self.upto
         {
             self.upto = position - 1;
-            conn.execute("UPDATE event_keys_upto SET upto = ?1", params![self.upto])?;
+            conn.prepare_cached("UPDATE event_keys_upto SET upto = ?1")?
+                .execute(params![self.upto])?;
         }
         Ok(())
     }
