@@ -574,7 +574,8 @@ async fn measure(
                             t.acks.push((g, answer.into_inner().version, acked));
                         }
                     }
-                    // A seat that moved on a prompt the game had already left behind.
+                    // Any refusal. In the runs measured, each was a move on a prompt the game had
+                    // already left behind ("expected version 39, the game is at 41").
                     Err(_) => {
                         refused.fetch_add(1, Ordering::Relaxed);
                     }
