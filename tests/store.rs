@@ -837,8 +837,8 @@ async fn two_sqlite_stores_on_one_file_never_write_over_each_other() {
     assert_eq!(b.append(g, 5, &[turn(1), turn(0)], None).await, Ok(7));
     assert_eq!(a.append(g, 5, &[turn(1)], None).await, conflict(g, 5, 7));
     assert_eq!(a.append(g, 7, &[turn(1)], None).await, Ok(8));
-    // a's writer remembers 8 as the game's version; b moves it on by two, and a, which sees
-    // that another connection wrote, refuses its stale append with where the game now is.
+    // a's writer holds 8 as the game's version (its tail); b moves it on by two, and a, which
+    // sees that another connection wrote, refuses its stale append with where the game now is.
     assert_eq!(b.append(g, 8, &[turn(0), turn(1)], None).await, Ok(10));
     assert_eq!(a.append(g, 8, &[turn(0)], None).await, conflict(g, 8, 10));
     let expected = vec![

@@ -237,7 +237,7 @@ INSERT INTO event_keys_upto (upto) SELECT COALESCE(MAX(position), 0) FROM events
 
 /// Makes the tables, or brings a file an earlier version made up to date, in one transaction.
 fn make_schema(conn: &mut Connection) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(Immediate)?;
     tx.execute_batch(SCHEMA)?;
     let has_request: bool = tx.query_row(
         "SELECT EXISTS (SELECT 1 FROM pragma_table_info('events') WHERE name = 'request')",
@@ -1041,42 +1041,48 @@ fn serve_read(conn: &Connection, tail: &Tail, command: Command) {
 /// matches its event (or an event gone) shows as a gap.
 fn read(conn: &Connection, tail: &Tail, game: &str, after: u64) -> Result<Vec<Event>, StoreError> {
     let after_sql = i64::try_from(after).map_err(unavailable)?;
+    let version_and_body = |row: &rusqlite::Row<'_>| Ok((row.get::<_, i64>(0)?, row.get(1)?));
+    let tail_rows = in_tail(
+        conn,
+        tail,
+        game,
+        after_sql,
+        "SELECT version, body FROM events WHERE position = ?1",
+        version_and_body,
+    )?;
     let mut keyed = conn
         .prepare_cached(
             "SELECT e.version, e.body FROM event_keys k JOIN events e ON e.position = k.position
              WHERE k.game = ?1 AND k.version > ?2 ORDER BY k.version",
         )
         .map_err(unavailable)?;
-    let mut at = conn
-        .prepare_cached("SELECT version, body FROM events WHERE position = ?1")
-        .map_err(unavailable)?;
     let keyed_rows = keyed
-        .query_map(params![game, after_sql], |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
-        })
-        .map_err(unavailable)?;
-    let tail_rows = in_tail(tail, game, after_sql).filter_map(|position| {
-        at.query_row(params![position], |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
-        })
-        .optional()
-        .transpose()
-    });
-    decode_log(
-        game,
-        after,
-        keyed_rows
-            .chain(tail_rows)
-            .map(|row| row.map_err(unavailable)),
-    )
+        .query_map(params![game, after_sql], version_and_body)
+        .map_err(unavailable)?
+        .map(|row| row.map_err(unavailable));
+    decode_log(game, after, keyed_rows.chain(tail_rows.into_iter().map(Ok)))
 }
 
-/// The positions of `game`'s events in the tail after version `after`.
-fn in_tail<'a>(tail: &'a Tail, game: &str, after: i64) -> impl Iterator<Item = i64> + 'a {
-    tail.of(game)
-        .iter()
-        .filter(move |(version, _)| *version > after)
-        .map(|&(_, position)| position)
+/// What `sql` reads (`?1` is an event's position) of each of `game`'s events in the tail after
+/// version `after`, in version order; an event no longer in the file reads as nothing.
+fn in_tail<T>(
+    conn: &Connection,
+    tail: &Tail,
+    game: &str,
+    after: i64,
+    sql: &str,
+    row: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    let mut at = conn.prepare_cached(sql).map_err(unavailable)?;
+    let mut found = Vec::new();
+    for &(_, position) in tail.of(game).iter().filter(|(version, _)| *version > after) {
+        found.extend(
+            at.query_row(params![position], &row)
+                .optional()
+                .map_err(unavailable)?,
+        );
+    }
+    Ok(found)
 }
 
 /// Every game's events after global position `after`. One thread commits appends one batch
@@ -1160,26 +1166,33 @@ fn find_request(
     game: &str,
     request: &str,
 ) -> Result<Option<(u64, u64)>, StoreError> {
-    let (mut first, mut last): (Option<i64>, Option<i64>) = conn
+    let (first, last): (Option<i64>, Option<i64>) = conn
         .prepare_cached(
             "SELECT MIN(e.version), MAX(e.version) FROM event_keys k
              JOIN events e ON e.position = k.position WHERE k.game = ?1 AND e.request = ?2",
         )
         .and_then(|mut q| q.query_row(params![game, request], |row| Ok((row.get(0)?, row.get(1)?))))
         .map_err(unavailable)?;
-    let mut at = conn
-        .prepare_cached("SELECT version FROM events WHERE position = ?1 AND request = ?2")
-        .map_err(unavailable)?;
-    for position in in_tail(tail, game, 0) {
-        let found: Option<i64> = at
-            .query_row(params![position, request], |row| row.get(0))
-            .optional()
-            .map_err(unavailable)?;
-        if let Some(version) = found {
-            first = Some(first.map_or(version, |f| f.min(version)));
-            last = Some(last.map_or(version, |l| l.max(version)));
-        }
-    }
+    let in_tail = in_tail(
+        conn,
+        tail,
+        game,
+        0,
+        "SELECT version, request FROM events WHERE position = ?1",
+        |row| Ok((row.get::<_, i64>(0)?, row.get::<_, Option<String>>(1)?)),
+    )?;
+    let versions: Vec<i64> = first
+        .into_iter()
+        .chain(last)
+        .chain(
+            in_tail
+                .into_iter()
+                .filter(|(_, r)| r.as_deref() == Some(request))
+                .map(|(v, _)| v),
+        )
+        .collect();
+    let first = versions.iter().min().copied();
+    let last = versions.iter().max().copied();
     Ok(first.zip(last).map(|(first, last)| {
         (
             u64::try_from(first).unwrap_or(0),
@@ -1207,16 +1220,14 @@ fn game_requests(
         .map_err(unavailable)?
         .collect::<Result<std::collections::HashSet<_>, _>>()
         .map_err(unavailable)?;
-    let mut at = conn
-        .prepare_cached("SELECT request FROM events WHERE position = ?1 AND request IS NOT NULL")
-        .map_err(unavailable)?;
-    for position in in_tail(tail, game, after) {
-        let found: Option<String> = at
-            .query_row(params![position], |row| row.get(0))
-            .optional()
-            .map_err(unavailable)?;
-        requests.extend(found);
-    }
+    requests.extend(in_tail(
+        conn,
+        tail,
+        game,
+        after,
+        "SELECT request FROM events WHERE position = ?1 AND request IS NOT NULL",
+        |row| row.get::<_, String>(0),
+    )?);
     Ok(requests.into_iter().collect())
 }
 
