@@ -891,6 +891,44 @@ fn old_sqlite_file(columns: &str, more: &str) -> std::path::PathBuf {
 }
 
 #[tokio::test]
+async fn a_new_sqlite_file_numbers_events_without_a_counter_and_never_twice() {
+    // A new file's positions are rowids, with no `AUTOINCREMENT` counter (whose page every
+    // commit rewrote): positions still go up across a reopening, and none is given twice.
+    let path = tempdir().join("events.sqlite3");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(
+            store
+                .append("games/a", 0, &[created(), turn(1)], None)
+                .await,
+            Ok(2)
+        );
+        assert_eq!(store.append("games/b", 0, &[created()], None).await, Ok(1));
+    }
+    let counters = in_file(
+        &path,
+        "SELECT COUNT(*) FROM sqlite_master WHERE name = 'sqlite_sequence'",
+    );
+    assert_eq!(counters, 0, "no AUTOINCREMENT counter");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.append("games/a", 2, &[turn(0)], None).await, Ok(3));
+    let all = read_all(&store, 0, 10).await;
+    let positions: Vec<u64> = all.iter().map(|c| c.position).collect();
+    assert_eq!(positions, vec![1, 2, 3, 4]);
+    assert_eq!(
+        all.iter()
+            .map(|c| (c.game.as_str(), c.version))
+            .collect::<Vec<_>>(),
+        vec![
+            ("games/a", 1),
+            ("games/a", 2),
+            ("games/b", 1),
+            ("games/a", 3)
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_sqlite_file_made_before_request_ids_gains_them_on_opening() {
     // Files made before request ids were kept have no `request` column: opening adds it.
     let path = old_sqlite_file("", "");
@@ -956,13 +994,13 @@ async fn every_game_whole(store: &SqliteStore, games: &[String], whole: &[Event]
 
 #[tokio::test]
 async fn a_sqlite_store_keys_events_by_game_later_and_still_reads_every_game_whole() {
-    // The file keys events by game (`event_keys`) only once more than 32,768 have gone in
-    // without, a game at a time; until then the writer keeps their keys. Forty games of 1,000
+    // The file keys events by game (`event_keys`) only once more than 131,072 have gone in
+    // without, a game at a time; until then the writer keeps their keys. 140 games of 1,000
     // events, appended a hundred at a time in turns, cross that: some games are keyed in part,
     // and every game still reads back whole, with its request ids, and refuses a stale append,
     // before and after reopening (which reads the unkeyed tail from the file).
     let path = tempdir().join("events.sqlite3");
-    let games: Vec<String> = (0..40).map(|i| format!("games/k{i}")).collect();
+    let games: Vec<String> = (0..140).map(|i| format!("games/k{i}")).collect();
     let hundred: Vec<Event> = (0..100).map(|i| turn(i % 2)).collect();
     let whole: Vec<Event> = (0..10).flat_map(|_| hundred.clone()).collect();
     {
@@ -983,7 +1021,7 @@ async fn a_sqlite_store_keys_events_by_game_later_and_still_reads_every_game_who
     let keyed = in_file(&path, "SELECT COUNT(*) FROM event_keys");
     let upto = in_file(&path, "SELECT upto FROM event_keys_upto");
     assert!(
-        (1..40_000).contains(&keyed) && upto > 0,
+        (1..140_000).contains(&keyed) && upto > 0,
         "{keyed} keys, keyed up to {upto}"
     );
     let store = SqliteStore::open(&path).unwrap();
@@ -992,7 +1030,7 @@ async fn a_sqlite_store_keys_events_by_game_later_and_still_reads_every_game_who
         assert_eq!(store.append(game, 1000, &[turn(0)], None).await, Ok(1001));
     }
     let all = read_all(&store, 0, 5_000).await;
-    assert_eq!(all.len(), 40_040);
+    assert_eq!(all.len(), 140_140);
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
 }
 

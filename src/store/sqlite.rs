@@ -162,9 +162,14 @@ fn create_parent(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// The tables. An event's `position` is its rowid: no event is ever deleted, so a new row takes
+/// the largest position + 1 and no position is given twice. Files made before 2026-12-07 declare
+/// it `AUTOINCREMENT` as well, which numbers rows the same way here but also rewrites a page of
+/// `sqlite_sequence` in every commit (in the load bench, a tenth of the frames the WAL got); they
+/// keep it, as rebuilding a large file to drop it would hold up the server's start.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS events (
-    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    position INTEGER PRIMARY KEY,
     game TEXT NOT NULL,
     version INTEGER NOT NULL,
     body TEXT NOT NULL,
@@ -212,7 +217,7 @@ const ADD_REQUEST: &str = "ALTER TABLE events ADD COLUMN request TEXT";
 /// events table is made again without it, and its keys go to `event_keys` ([`KEY_LAG`]).
 const REKEY: &str = "
 CREATE TABLE events_rekeyed (
-    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    position INTEGER PRIMARY KEY,
     game TEXT NOT NULL,
     version INTEGER NOT NULL,
     body TEXT NOT NULL,
@@ -727,9 +732,13 @@ fn serve_reads(conn: &mut Connection, tail: &mut Tail, reads: Vec<Command>) {
 /// Events whose keys the file may lack, at most (the tail). Keyed one append at a time, a
 /// thousand games' appends write a thousand pages of the key to the WAL and the file (one page
 /// per game, a few bytes changed in each), and that was most of an append's cost. Past this
-/// many, the keys of the game longest in the tail go to `event_keys` all at once: tens of keys
-/// on a page. Until then they are in the writer's memory ([`Tail`]).
-const KEY_LAG: usize = 32_768;
+/// many, the keys of the game longest in the tail go to `event_keys` all at once. The longer the
+/// tail, the more keys each game brings to its pages: with a thousand games under way, 32,768
+/// brought about 33 and wrote as many pages of `event_keys` to the WAL as of `events`; at this
+/// length a game has usually ended before it is keyed, and its keys go in together. The tail
+/// costs the writer 16 to 32 bytes of memory per event (a few MiB at most), and a server reads
+/// it back from `events` when it starts.
+const KEY_LAG: usize = 131_072;
 
 /// The writer's memory of the file's tail: the events whose keys are not in `event_keys` yet,
 /// all after position `event_keys_upto`. A read by game takes the keyed events from the file
@@ -895,9 +904,9 @@ fn stored_version(conn: &Connection, tail: &Tail, game: &str) -> Result<u64, Sto
 const CHUNK: usize = 32;
 
 /// Inserts events `expected + 1`.. of `game` with one statement, and adds their `(version,
-/// position)` to `keys`. The transaction holds the file's write lock and `AUTOINCREMENT` numbers
-/// the rows one after another in the order of `VALUES`, so the last row's position says every
-/// row's.
+/// position)` to `keys`. The transaction holds the file's write lock and SQLite numbers the rows
+/// one after another in the order of `VALUES` (each the largest position + 1), so the last row's
+/// position says every row's.
 fn insert_events(
     conn: &Connection,
     game: &str,
