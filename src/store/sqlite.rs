@@ -165,10 +165,11 @@ fn create_parent(path: &Path) -> Result<(), StoreError> {
 }
 
 /// The tables. An event's `position` is its rowid: no event is ever deleted, so a new row takes
-/// the largest position + 1 and no position is given twice. Files made before 2026-12-07 declare
-/// it `AUTOINCREMENT` as well, which numbers rows the same way here but also rewrites a page of
-/// `sqlite_sequence` in every commit (in the load bench, a tenth of the frames the WAL got); they
-/// keep it, as rebuilding a large file to drop it would hold up the server's start.
+/// the largest position + 1 and no position is given twice. Earlier versions declared it
+/// `AUTOINCREMENT` as well, which numbers rows the same way here but also rewrites a page of
+/// `sqlite_sequence` in every commit (in the load bench, a tenth of the frames the WAL got). A
+/// file they made keeps it unless [`REKEY`] makes its table again anyway: rebuilding a large
+/// file only to drop it would hold up the server's start.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS events (
     position INTEGER PRIMARY KEY,
