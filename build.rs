@@ -18,7 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
-        .codec_path("crate::service::codec::Codec")
+        .codec_path("crate::service::grpc::codec::Codec")
         .compile_fds(fds.clone())?;
     // For the load benchmark's bare transport baseline: a server trait whose methods answer
     // UNIMPLEMENTED unless implemented, so the baseline implements only what its clients call.
@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(false)
         .build_server(true)
         .generate_default_stubs(true)
-        .codec_path("unoflip::service::codec::Codec")
+        .codec_path("unoflip::service::grpc::codec::Codec")
         .out_dir(stubbed)
         .compile_fds(fds)?;
     Ok(())

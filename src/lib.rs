@@ -4,7 +4,8 @@
 //! - [`rules`]: the pure game engine: cards, decks, state, legal actions, `decide` and `apply`,
 //!   per-viewer views and event projections. No I/O.
 //! - [`proto`]: the code generated from `proto/unoflip/v1/` (messages, client, server).
-//! - [`service`]: the gRPC service: games and seats, auth, per-viewer streams, `serve`.
+//! - [`service`]: the service: the edge (gRPC, HTTP), the live games, the accounts, `serve`.
+//! - [`chan`]: the small channels a live game holds (its mailbox, its version signal).
 //! - [`store`]: the event store behind the service (memory, SQLite, PostgreSQL).
 //! - [`bots`]: built-in bots that play from a seat's view.
 //! - [`cli`]: the subcommands: `serve`, `play` (a terminal client for a person, over gRPC like
@@ -13,6 +14,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod bots;
+pub mod chan;
 pub mod cli;
 pub mod rules;
 pub mod service;
@@ -28,7 +30,7 @@ pub mod proto {
         include_bytes!(concat!(env!("OUT_DIR"), "/unoflip_descriptor.bin"));
 }
 
-/// The README's examples run as doctests, so they cannot drift.
+/// The Rust examples of the docs run as doctests, so they cannot drift.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
+#[doc = include_str!("../docs/architecture.md")]
+struct ArchitectureDoctests;

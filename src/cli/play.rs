@@ -127,7 +127,7 @@ async fn take_seat(client: &mut Client, options: &PlayOptions) -> Result<Seat, B
                 } as i32,
                 seats: options.seats,
                 bot_seats: (first_bot..options.seats).collect(),
-                bot_level: crate::service::convert::bot_level(options.bot_level) as i32,
+                bot_level: crate::service::grpc::convert::bot_level(options.bot_level) as i32,
                 ..Default::default()
             };
             let name = client

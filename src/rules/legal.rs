@@ -489,3 +489,20 @@ fn arrangements(rest: &[CardId], current: &mut Vec<CardId>, out: &mut Vec<Vec<Ca
         current.pop();
     }
 }
+
+/// What the server does when a seat's turn timer runs out (SERVICE.md): take a pending penalty
+/// without challenging, or draw a card and keep it (declaring a color if one is asked for).
+pub fn timeout_move(game: &Game) -> Option<Action> {
+    let seat = game.turn();
+    let legal = game.legal_actions(seat);
+    match game.phase() {
+        Phase::Penalty(_) => Some(Action::Accept),
+        Phase::Play => Some(Action::Draw),
+        Phase::PlayDrawn { .. } => Some(Action::Keep),
+        Phase::ChooseColor { .. } => legal
+            .into_iter()
+            .find(|a| matches!(a, Action::ChooseColor { .. })),
+        Phase::ChooseSwap { .. } => legal.into_iter().find(|a| matches!(a, Action::Swap { .. })),
+        Phase::MatchOver => None,
+    }
+}

@@ -42,6 +42,7 @@ pub use card::{BySide, CardId, Color, Face, FaceParseError, Kind, Seat, Side};
 pub use decide::decide;
 pub use deck::{Card, Deck, Ruleset};
 pub use event::{DecodeError, DrawCause, Drawn, EVENT_FORMAT, Event, decode, encode};
+pub use legal::timeout_move;
 pub use setup::{
     DEFAULT_TARGET, HAND_SIZE, HouseRules, MAX_SEATS, MIN_SEATS, Options, Scoring, Setup,
     SetupError,

@@ -1,8 +1,9 @@
 //! The service's errors: [`ServiceError`], an enum of the causes of a refusal, and their one
 //! mapping to gRPC statuses with a google.rpc.ErrorInfo reason ([`ServiceError::code`],
-//! [`ServiceError::reason`]). Code that must tell causes apart matches on the variants, never on
-//! reason strings.
+//! [`ServiceError::reason`], from the catalogue in `reason.rs`). Code that must tell causes apart
+//! matches on the variants or on [`Reason`], never on strings.
 
+use crate::service::reason::Reason;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
@@ -20,15 +21,15 @@ const QUOTE_CHARS: usize = 64;
 pub enum ServiceError {
     /// A malformed request or an input out of range (`INVALID_ARGUMENT`).
     Invalid {
-        /// Stable UPPER_SNAKE reason.
-        reason: &'static str,
+        /// Its reason, from the catalogue.
+        reason: Reason,
         /// Words for a person.
         message: String,
     },
     /// A well-formed request that the game's state does not allow (`FAILED_PRECONDITION`).
     Precondition {
-        /// Stable UPPER_SNAKE reason.
-        reason: &'static str,
+        /// Its reason, from the catalogue.
+        reason: Reason,
         /// Words for a person.
         message: String,
     },
@@ -44,31 +45,31 @@ pub enum ServiceError {
     PlayerUnauthenticated(String),
     /// Something else than a game that is not there: a player, an invite code (`NOT_FOUND`).
     NotFound {
-        /// Stable UPPER_SNAKE reason.
-        reason: &'static str,
+        /// Its reason, from the catalogue.
+        reason: Reason,
         /// Words for a person.
         message: String,
     },
     /// A token for something else, or an admin call without the admin token
     /// (`PERMISSION_DENIED`).
     Denied {
-        /// Stable UPPER_SNAKE reason.
-        reason: &'static str,
+        /// Its reason, from the catalogue.
+        reason: Reason,
         /// Words for a person.
         message: String,
     },
     /// A limit of the server (`RESOURCE_EXHAUSTED`).
     Exhausted {
-        /// Stable UPPER_SNAKE reason.
-        reason: &'static str,
+        /// Its reason, from the catalogue.
+        reason: Reason,
         /// Words for a person.
         message: String,
     },
     /// Too many requests from one client address (`RESOURCE_EXHAUSTED`); the status carries a
     /// google.rpc.RetryInfo saying when the next one may pass.
     RateLimited {
-        /// Stable UPPER_SNAKE reason.
-        reason: &'static str,
+        /// Its reason, from the catalogue.
+        reason: Reason,
         /// Words for a person.
         message: String,
         /// How long until the address's bucket lets the next request through.
@@ -106,7 +107,7 @@ pub fn quote(text: &str) -> String {
 
 impl ServiceError {
     /// A malformed request.
-    pub fn invalid(reason: &'static str, message: impl Into<String>) -> ServiceError {
+    pub fn invalid(reason: Reason, message: impl Into<String>) -> ServiceError {
         ServiceError::Invalid {
             reason,
             message: message.into(),
@@ -114,7 +115,7 @@ impl ServiceError {
     }
 
     /// A request that is well formed but not allowed in the current state.
-    pub fn precondition(reason: &'static str, message: impl Into<String>) -> ServiceError {
+    pub fn precondition(reason: Reason, message: impl Into<String>) -> ServiceError {
         ServiceError::Precondition {
             reason,
             message: message.into(),
@@ -132,7 +133,7 @@ impl ServiceError {
     }
 
     /// A token for another game, or an admin call without the admin token.
-    pub fn denied(reason: &'static str, message: impl Into<String>) -> ServiceError {
+    pub fn denied(reason: Reason, message: impl Into<String>) -> ServiceError {
         ServiceError::Denied {
             reason,
             message: message.into(),
@@ -140,7 +141,7 @@ impl ServiceError {
     }
 
     /// A limit of the server.
-    pub fn exhausted(reason: &'static str, message: impl Into<String>) -> ServiceError {
+    pub fn exhausted(reason: Reason, message: impl Into<String>) -> ServiceError {
         ServiceError::Exhausted {
             reason,
             message: message.into(),
@@ -148,7 +149,7 @@ impl ServiceError {
     }
 
     /// Something that is not there.
-    pub fn not_found(reason: &'static str, message: impl Into<String>) -> ServiceError {
+    pub fn not_found(reason: Reason, message: impl Into<String>) -> ServiceError {
         ServiceError::NotFound {
             reason,
             message: message.into(),
@@ -190,7 +191,7 @@ impl ServiceError {
     }
 
     /// The stable reason of the ErrorInfo.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         use ServiceError as E;
         match self {
             E::Invalid { reason, .. }
@@ -198,18 +199,20 @@ impl ServiceError {
             | E::Denied { reason, .. }
             | E::Exhausted { reason, .. }
             | E::RateLimited { reason, .. }
-            | E::NotFound { reason, .. } => reason,
-            E::PlayerUnauthenticated(_) => "PLAYER_TOKEN_INVALID",
-            E::Rule(e) => e.reason(),
-            E::Setup(e) => e.reason(),
-            E::NoGame(_) => "GAME_NOT_FOUND",
-            E::Unauthenticated(_) => "SEAT_TOKEN_INVALID",
-            E::VersionMismatch { .. } => "VERSION_MISMATCH",
-            E::Store(StoreError::Conflict { .. }) => "STORE_CONFLICT",
-            E::Store(StoreError::Corrupt { .. } | StoreError::Gap { .. }) => "STORE_DATA_DAMAGED",
-            E::Store(StoreError::Unavailable(_)) => "STORE_UNAVAILABLE",
-            E::Damaged { .. } => "GAME_DATA_DAMAGED",
-            E::Stopping => "SERVER_STOPPING",
+            | E::NotFound { reason, .. } => *reason,
+            E::PlayerUnauthenticated(_) => Reason::PlayerTokenInvalid,
+            E::Rule(e) => Reason::from(e),
+            E::Setup(e) => Reason::from(e),
+            E::NoGame(_) => Reason::GameNotFound,
+            E::Unauthenticated(_) => Reason::SeatTokenInvalid,
+            E::VersionMismatch { .. } => Reason::VersionMismatch,
+            E::Store(StoreError::Conflict { .. }) => Reason::StoreConflict,
+            E::Store(StoreError::Corrupt { .. } | StoreError::Gap { .. }) => {
+                Reason::StoreDataDamaged
+            }
+            E::Store(StoreError::Unavailable(_)) => Reason::StoreUnavailable,
+            E::Damaged { .. } => Reason::GameDataDamaged,
+            E::Stopping => Reason::ServerStopping,
         }
     }
 
@@ -276,7 +279,7 @@ impl From<StoreError> for ServiceError {
 impl From<ServiceError> for Status {
     fn from(e: ServiceError) -> Self {
         let mut details = ErrorDetails::with_error_info(
-            e.reason(),
+            e.reason().as_str(),
             ERROR_DOMAIN,
             std::collections::HashMap::new(),
         );

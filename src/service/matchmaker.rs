@@ -9,6 +9,7 @@
 //! any server. A restart empties the queue: the waiting streams end with `SERVER_STOPPING` and
 //! their clients ask again.
 
+use crate::service::reason::Reason;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -17,13 +18,13 @@ use tokio::time::Instant;
 
 use rand::seq::SliceRandom;
 
-use super::error::ServiceError;
-use super::lobby::GameInfo;
-use super::players::Player;
-use super::ratings::ruleset_key;
-use super::registry::{NewGame, Registry};
 use crate::bots::Level;
 use crate::rules::{Seat, Setup};
+use crate::service::accounts::players::Player;
+use crate::service::accounts::ratings::ruleset_key;
+use crate::service::error::ServiceError;
+use crate::service::games::lobby::GameInfo;
+use crate::service::games::{NewGame, Registry};
 
 /// How often the queue is looked at, besides when someone joins it.
 const TICK: Duration = Duration::from_millis(250);
@@ -136,7 +137,7 @@ impl Matchmaker {
             .any(|e| e.player == player_name && !e.found.is_closed())
         {
             return Err(ServiceError::precondition(
-                "ALREADY_MATCHING",
+                Reason::AlreadyMatching,
                 "this player is already looking for a game: close that FindMatch first",
             ));
         }
@@ -209,15 +210,15 @@ impl Matchmaker {
 
 /// Refuses options no quick-play game can have.
 fn check(new: &NewGame) -> Result<(), ServiceError> {
-    if !new.deck_order.is_empty() || !new.bot_seats.is_empty() || new.first_dealer.is_some() {
+    if new.deck_order.is_some() || !new.bot_seats.is_empty() || new.first_dealer.is_some() {
         return Err(ServiceError::invalid(
-            "MATCH_OPTIONS_INVALID",
+            Reason::MatchOptionsInvalid,
             "FindMatch takes no deck_order, bot_seats or first_dealer: the matchmaker sets them",
         ));
     }
     let setup = Setup {
         ruleset: new.ruleset,
-        seats: usize::try_from(new.seats).unwrap_or(usize::MAX),
+        seats: new.seats,
         options: new.options,
         first_dealer: None,
         deck: None,
@@ -245,7 +246,7 @@ fn key(new: &NewGame) -> String {
 /// with the others who allow bots within its window, and bots for the rest.
 fn next_group(queue: &[Entry], now: Instant) -> Option<Vec<u64>> {
     for first in queue {
-        let seats = usize::try_from(first.new.seats).unwrap_or(usize::MAX);
+        let seats = first.new.seats;
         let mut near: Vec<&Entry> = queue
             .iter()
             .filter(|e| e.key == first.key && e.id != first.id)
@@ -314,8 +315,7 @@ async fn form(registry: Arc<Registry>, group: Vec<Entry>) {
             return Err(ServiceError::unavailable("an empty group"));
         };
         let mut new = first.new.clone();
-        let people = u32::try_from(group.len()).unwrap_or(u32::MAX);
-        new.bot_seats = (people..new.seats).collect();
+        new.bot_seats = (group.len()..new.seats).collect();
         if !first.fill_levels.is_empty() {
             let mut levels = first.fill_levels.clone();
             levels.shuffle(&mut rand::rng());
@@ -323,7 +323,7 @@ async fn form(registry: Arc<Registry>, group: Vec<Entry>) {
                 .bot_seats
                 .iter()
                 .zip(levels.iter().cycle())
-                .map(|(&seat, &level)| (usize::try_from(seat).unwrap_or(usize::MAX), level))
+                .map(|(&seat, &level)| (seat, level))
                 .collect();
         }
         let created = registry.create(new, false, None).await?;
@@ -332,7 +332,7 @@ async fn form(registry: Arc<Registry>, group: Vec<Entry>) {
             let joined = registry
                 .join(
                     &created.name,
-                    u32::try_from(seat).ok(),
+                    Some(seat),
                     "",
                     Some((&entry.player, Some(&entry.token))),
                 )
@@ -373,7 +373,7 @@ mod tests {
             seats: 2,
             options: Options::default(),
             first_dealer: None,
-            deck_order: Vec::new(),
+            deck_order: None,
             bot_seats: Vec::new(),
             bot_level: Level::Heuristic,
             bot_think: None,

@@ -31,8 +31,8 @@ use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::{self, message::PublishMessage, stream};
 use prost::Message as _;
 
-use super::firehose::Projector;
-use super::registry::Registry;
+use crate::service::games::Registry;
+use crate::service::grpc::firehose::Projector;
 use crate::store::{EventStore, StoreError};
 
 /// Events read from the store and published at a time.

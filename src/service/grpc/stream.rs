@@ -1,5 +1,5 @@
 //! Game streams (`Subscribe`): one game's events for a seat or a spectator, and `FindMatch`'s
-//! stream. The firehose is in [`super::firehose`].
+//! stream. The firehose is in [`crate::service::grpc::firehose`].
 //!
 //! A stream is a [`Stream`] driven by its response body: the producer (an async block that
 //! sends messages through a [`Sender`]) runs only when HTTP/2 asks for the next message, and
@@ -11,6 +11,7 @@
 //! to project each event, so a slow client only slows its own stream: the game never waits for
 //! a stream, and a stream that fell behind simply reads on from the log.
 
+use crate::service::reason::Reason;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -20,16 +21,16 @@ use std::time::SystemTime;
 use tokio::time::Instant;
 use tonic::Status;
 
-use super::registry::StreamSlot;
 use crate::proto as pb;
 use crate::proto::subscribe_response::Kind;
 use crate::rules::{Game, Viewer, project, project_lobby};
+use crate::service::games::StreamSlot;
 use crate::store::EventStore;
 
-use super::convert;
-use super::error::ServiceError;
-use super::game::{Command, GameRef, Tail};
-use super::registry::Registry;
+use crate::service::error::ServiceError;
+use crate::service::games::Registry;
+use crate::service::games::task::{Command, GameRef, Tail};
+use crate::service::grpc::convert;
 
 /// The one-message slot between a producer and its stream. Boxed: it lives as long as the
 /// stream, and a message with a view inline takes hundreds of bytes.
@@ -153,7 +154,7 @@ pub async fn subscribe(
     let len = game.version.get();
     if after > len {
         return Err(ServiceError::invalid(
-            "AFTER_VERSION_AHEAD",
+            Reason::AfterVersionAhead,
             format!("after_version {after} is past the game's last event, {len}"),
         ));
     }
@@ -189,14 +190,11 @@ async fn read_tail(
         Err(ServiceError::Stopping) => {
             let events = store.read(&game.name, cursor).await?;
             let lobby = match store.record(&game.name).await? {
-                Some((record, _)) => {
-                    super::lobby::Lobby::from_record(&record).map_err(|error| {
-                        ServiceError::Damaged {
-                            game: game.name.to_string(),
-                            error,
-                        }
-                    })?
-                }
+                Some((record, _)) => crate::service::games::lobby::Lobby::from_record(&record)
+                    .map_err(|error| ServiceError::Damaged {
+                        game: game.name.to_string(),
+                        error,
+                    })?,
                 None => return Err(ServiceError::no_game(&game.name)),
             };
             Ok(Tail {
@@ -397,8 +395,8 @@ async fn game_stream(
 /// leaves the queue) when the client goes or the server stops.
 pub(crate) fn find_match(
     registry: Arc<Registry>,
-    matchmaker: Arc<super::matchmaker::Matchmaker>,
-    mut ticket: super::matchmaker::Ticket,
+    matchmaker: Arc<crate::service::matchmaker::Matchmaker>,
+    mut ticket: crate::service::matchmaker::Ticket,
     slot: StreamSlot,
 ) -> Stream<pb::FindMatchResponse> {
     use pb::find_match_response::Update;

@@ -3,6 +3,7 @@
 //! limiters (GCRA). A request over a limit is refused with `RESOURCE_EXHAUSTED` (`RATE_LIMITED`
 //! or `JOIN_RATE_LIMITED`, with a google.rpc.RetryInfo giving the wait) and touches nothing.
 
+use crate::service::reason::Reason;
 use std::future::Future;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -17,7 +18,7 @@ use tonic::server::NamedService;
 use tonic::transport::server::TcpConnectInfo;
 use tower::{Layer, Service};
 
-use super::error::ServiceError;
+use crate::service::error::ServiceError;
 
 /// The path of `JoinGame` (grpc-web calls use the same path).
 const JOIN_PATH: &str = "/unoflip.v1.UnoFlipService/JoinGame";
@@ -75,7 +76,7 @@ impl RateLimitLayer {
             && let Err(not_until) = requests.check_key(&peer)
         {
             return Some(ServiceError::RateLimited {
-                reason: "RATE_LIMITED",
+                reason: Reason::RateLimited,
                 message: "too many requests from this address; slow down".to_owned(),
                 retry_after: not_until.wait_time_from(requests.clock().now()),
             });
@@ -85,7 +86,7 @@ impl RateLimitLayer {
             && let Err(not_until) = joins.check_key(&peer)
         {
             return Some(ServiceError::RateLimited {
-                reason: "JOIN_RATE_LIMITED",
+                reason: Reason::JoinRateLimited,
                 message:
                     "too many JoinGame and RegisterPlayer calls from this address; wait a minute"
                         .to_owned(),

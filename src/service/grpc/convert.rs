@@ -5,25 +5,26 @@
 use crate::proto as pb;
 use crate::rules::{
     Action, Awaiting, CardId, CardView, Cards, Color, Deck, Direction, DrawCause, Face, HouseRules,
-    Kind, MAX_TOGETHER, Options, PlayerView, Ruleset, Scoring, SeenEvent, Side, View, Viewer,
+    Kind, MAX_TOGETHER, Options, PlayerView, Ruleset, Scoring, Seat, SeenEvent, Side, View, Viewer,
 };
+use crate::service::reason::Reason;
 
-use super::error::ServiceError;
-use super::game::Submitted;
-use super::lobby::{GameInfo, Lobby, Status};
-use super::players::Player;
-use super::ratings::{Rating, ruleset_key};
-use super::registry::NewGame;
+use crate::service::accounts::players::Player;
+use crate::service::accounts::ratings::{Rating, ruleset_key};
+use crate::service::error::ServiceError;
+use crate::service::games::NewGame;
+use crate::service::games::lobby::{GameInfo, Lobby, Status};
+use crate::service::games::task::Submitted;
 
 /// `CreateGame`'s options to domain.
 pub fn new_game(o: &pb::GameOptions) -> Result<NewGame, ServiceError> {
     Ok(NewGame {
         ruleset: ruleset_from(o.ruleset)?,
-        seats: o.seats,
+        seats: seat_from(o.seats),
         options: options_from(o)?,
-        first_dealer: o.first_dealer,
-        deck_order: o.deck_order.clone(),
-        bot_seats: o.bot_seats.clone(),
+        first_dealer: o.first_dealer.map(seat_from),
+        deck_order: deck_order_from(&o.deck_order)?,
+        bot_seats: o.bot_seats.iter().copied().map(seat_from).collect(),
         bot_level: bot_level_from(o.bot_level)?,
         bot_think: bot_think_from(o.bot_think_ms)?,
         turn_timer: (o.turn_timer_seconds > 0)
@@ -31,6 +32,30 @@ pub fn new_game(o: &pb::GameOptions) -> Result<NewGame, ServiceError> {
         rated: o.rated,
         seat_levels: Vec::new(),
     })
+}
+
+/// A seat number or count from the wire; one past any table when it does not fit, which the
+/// checks of the rules and the games refuse with their reasons.
+pub fn seat_from(n: u32) -> Seat {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// A fixed deck order from the wire (`None` when empty): card ids, each checked to be one.
+fn deck_order_from(ids: &[u32]) -> Result<Option<Vec<CardId>>, ServiceError> {
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    ids.iter()
+        .map(|&id| {
+            u8::try_from(id).map(CardId).map_err(|_| {
+                ServiceError::invalid(
+                    Reason::DeckCardUnknown,
+                    format!("deck_order: {id} is not a card id"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// The options a game was created with, as shown to clients (no deck order).
@@ -200,7 +225,7 @@ pub fn color_from(value: i32, field: &str) -> Result<Option<Color>, ServiceError
         Ok(pb::Color::Purple) => Some(Color::Purple),
         Err(_) => {
             return Err(ServiceError::invalid(
-                "UNKNOWN_COLOR",
+                Reason::UnknownColor,
                 format!("{field}: no color {value}"),
             ));
         }
@@ -300,7 +325,7 @@ pub fn ruleset_from(value: i32) -> Result<Ruleset, ServiceError> {
         Ok(pb::Ruleset::Unspecified | pb::Ruleset::Flip) => Ok(Ruleset::Flip),
         Ok(pb::Ruleset::Classic) => Ok(Ruleset::Classic),
         Err(_) => Err(ServiceError::invalid(
-            "UNKNOWN_RULESET",
+            Reason::UnknownRuleset,
             format!("options.ruleset: no ruleset {value}"),
         )),
     }
@@ -324,7 +349,7 @@ pub fn bot_level_from(value: i32) -> Result<crate::bots::Level, ServiceError> {
         Ok(pb::BotLevel::Random) => Ok(crate::bots::Level::Random),
         Ok(pb::BotLevel::Expert) => Ok(crate::bots::Level::Expert),
         Err(_) => Err(ServiceError::invalid(
-            "UNKNOWN_BOT_LEVEL",
+            Reason::UnknownBotLevel,
             format!("options.bot_level: no bot level {value}"),
         )),
     }
@@ -335,7 +360,7 @@ pub fn bot_think_from(ms: u32) -> Result<Option<std::time::Duration>, ServiceErr
     let think = std::time::Duration::from_millis(u64::from(ms));
     if think > crate::bots::MAX_THINK {
         return Err(ServiceError::invalid(
-            "BOT_THINK_TOO_LONG",
+            Reason::BotThinkTooLong,
             format!(
                 "options.bot_think_ms: {ms} ms is more than the {} ms a bot may think per move",
                 crate::bots::MAX_THINK.as_millis()
@@ -352,7 +377,7 @@ pub fn options_from(o: &pb::GameOptions) -> Result<Options, ServiceError> {
         Ok(pb::Scoring::Alternative) => Scoring::Alternative,
         Err(_) => {
             return Err(ServiceError::invalid(
-                "UNKNOWN_SCORING",
+                Reason::UnknownScoring,
                 format!("options.scoring: no scoring {}", o.scoring),
             ));
         }
@@ -410,7 +435,7 @@ pub fn action(a: Action) -> pb::Action {
 fn card_id(id: u32, field: &str) -> Result<CardId, ServiceError> {
     u8::try_from(id)
         .map(CardId)
-        .map_err(|_| ServiceError::invalid("UNKNOWN_CARD", format!("{field}: no card {id}")))
+        .map_err(|_| ServiceError::invalid(Reason::UnknownCard, format!("{field}: no card {id}")))
 }
 
 /// Protobuf action to domain.
@@ -418,7 +443,7 @@ pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
     use pb::action::Kind as K;
     let Some(kind) = a.and_then(|a| a.kind.as_ref()) else {
         return Err(ServiceError::invalid(
-            "ACTION_MISSING",
+            Reason::ActionMissing,
             "action: one of its kinds must be set",
         ));
     };
@@ -432,7 +457,7 @@ pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
         K::PlayCard(p) => {
             if color_from(p.color, "action.play_card.color")?.is_some() {
                 return Err(ServiceError::invalid(
-                    "COLOR_NOT_ALLOWED",
+                    Reason::ColorNotAllowed,
                     "action.play_card.color: cards played together are not wilds; they take no color",
                 ));
             }
@@ -442,7 +467,7 @@ pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
                 .collect::<Result<Vec<CardId>, ServiceError>>()?;
             let cards = Cards::new(&ids).ok_or_else(|| {
                 ServiceError::invalid(
-                    "TOO_MANY_CARDS",
+                    Reason::TooManyCards,
                     format!(
                         "action.play_card.more_cards: at most {} cards are played together",
                         MAX_TOGETHER
@@ -457,7 +482,7 @@ pub fn action_from(a: Option<&pb::Action>) -> Result<Action, ServiceError> {
             Some(color) => Action::ChooseColor { color },
             None => {
                 return Err(ServiceError::invalid(
-                    "COLOR_REQUIRED",
+                    Reason::ColorRequired,
                     "action.choose_color.color must be set",
                 ));
             }

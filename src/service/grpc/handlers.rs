@@ -1,6 +1,7 @@
 //! The gRPC handlers: read the request and its token, call the [`Registry`], convert the
 //! answer. Every rule and every state change lives elsewhere.
 
+use crate::service::reason::Reason;
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
@@ -9,21 +10,35 @@ use crate::proto as pb;
 use crate::proto::uno_flip_service_server::UnoFlipService;
 use crate::rules::{Deck, Ruleset, Viewer};
 
-use super::convert;
-use super::error::ServiceError;
-use super::registry::Registry;
-use super::stream::{self, Stream};
+use crate::service::error::ServiceError;
+use crate::service::games::Registry;
+use crate::service::grpc::convert;
+use crate::service::grpc::firehose::{self, HubSlot};
+use crate::service::grpc::stream::{self, Stream};
+use crate::service::matchmaker::Matchmaker;
 
 /// The `unoflip.v1.UnoFlipService` implementation.
 #[derive(Clone)]
 pub struct Service {
     registry: Arc<Registry>,
+    /// The quick-play queue, if this server matches players.
+    matchmaker: Option<Arc<Matchmaker>>,
+    /// The firehose's shared projection, while a stream holds it.
+    firehose: Arc<HubSlot>,
 }
 
 impl Service {
-    /// A service over `registry`.
+    /// A service over `registry`; it matches players unless `registry.config` says otherwise.
     pub fn new(registry: Arc<Registry>) -> Service {
-        Service { registry }
+        let matchmaker = registry
+            .config
+            .matchmaking
+            .then(|| Matchmaker::start(Arc::downgrade(&registry)));
+        Service {
+            registry,
+            matchmaker,
+            firehose: Arc::default(),
+        }
     }
 }
 
@@ -54,7 +69,9 @@ impl UnoFlipService for Service {
         let admin = self.registry.is_admin(token(&request).as_deref());
         let client = request.remote_addr().map(|a| a.ip());
         let Some(options) = request.into_inner().options else {
-            return Err(ServiceError::invalid("OPTIONS_MISSING", "options must be set").into());
+            return Err(
+                ServiceError::invalid(Reason::OptionsMissing, "options must be set").into(),
+            );
         };
         let new = convert::new_game(&options)?;
         let game = self.registry.create(new, admin, client).await?;
@@ -90,7 +107,12 @@ impl UnoFlipService for Service {
         let player = (!r.player.is_empty()).then_some((r.player.as_str(), bearer.as_deref()));
         let (seat, token, game) = self
             .registry
-            .join(&r.game, r.seat, &r.player_name, player)
+            .join(
+                &r.game,
+                r.seat.map(convert::seat_from),
+                &r.player_name,
+                player,
+            )
             .await?;
         Ok(Response::new(pb::JoinGameResponse {
             seat: u32::try_from(seat).unwrap_or(u32::MAX),
@@ -122,7 +144,7 @@ impl UnoFlipService for Service {
         let action = convert::action_from(r.action.as_ref())?;
         if r.request_id.len() > 128 {
             return Err(ServiceError::invalid(
-                "REQUEST_ID_TOO_LONG",
+                Reason::RequestIdTooLong,
                 "request_id: at most 128 bytes",
             )
             .into());
@@ -200,14 +222,15 @@ impl UnoFlipService for Service {
         // Stores number positions as signed 64-bit integers: nothing lies beyond.
         if i64::try_from(after).is_err() {
             return Err(ServiceError::invalid(
-                "POSITION_OUT_OF_RANGE",
+                Reason::PositionOutOfRange,
                 format!("after_position {after} is past any store position (at most 2^63-1)"),
             )
             .into());
         }
         let slot = self.registry.open_stream(request.remote_addr())?;
-        Ok(Response::new(super::firehose::subscribe_all(
+        Ok(Response::new(firehose::subscribe_all(
             self.registry.clone(),
+            self.firehose.clone(),
             after,
             slot,
         )))
@@ -308,7 +331,7 @@ impl UnoFlipService for Service {
         } else {
             r.page_token.parse().map_err(|_| {
                 ServiceError::invalid(
-                    "PAGE_TOKEN_INVALID",
+                    Reason::PageTokenInvalid,
                     "page_token: not one this call returned",
                 )
             })?
@@ -348,9 +371,9 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::FindMatchRequest>,
     ) -> Answer<Self::FindMatchStream> {
-        let Some(matchmaker) = self.registry.matchmaker.get().cloned() else {
+        let Some(matchmaker) = self.matchmaker.clone() else {
             return Err(ServiceError::precondition(
-                "MATCHMAKING_ELSEWHERE",
+                Reason::MatchmakingElsewhere,
                 "this server does not match players (serve --matchmaking false); ask the one that does",
             )
             .into());
@@ -365,12 +388,14 @@ impl UnoFlipService for Service {
             .authenticate(&r.player, bearer.as_deref())
             .await?;
         let Some(options) = r.options else {
-            return Err(ServiceError::invalid("OPTIONS_MISSING", "options must be set").into());
+            return Err(
+                ServiceError::invalid(Reason::OptionsMissing, "options must be set").into(),
+            );
         };
         let new = convert::new_game(&options)?;
         if r.bot_fill_after_seconds > 600 {
             return Err(ServiceError::invalid(
-                "BOT_FILL_WAIT_TOO_LONG",
+                Reason::BotFillWaitTooLong,
                 "bot_fill_after_seconds: at most 600",
             )
             .into());

@@ -7,6 +7,7 @@
 //! task.) Every answer is counted by method and code, and every refusal by reason, in the
 //! metrics.
 
+use crate::service::reason::Reason;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,8 +20,8 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use tower::{Layer, Service};
 
-use super::error::ERROR_DOMAIN;
-use super::metrics::{CallLabels, Metrics, ReasonLabels};
+use crate::service::error::ERROR_DOMAIN;
+use crate::service::metrics::{CallLabels, Metrics, ReasonLabels};
 
 /// Longest message kept from a status tonic made (it may quote what the client sent).
 const MESSAGE_CHARS: usize = 200;
@@ -78,7 +79,7 @@ where
                 Ok(response) => with_reason(response?),
                 Err(_) => refusal(
                     Code::DeadlineExceeded,
-                    "DEADLINE_EXCEEDED",
+                    Reason::DeadlineExceeded,
                     format!("no answer within {} ms", limit.as_millis()),
                 ),
             };
@@ -139,24 +140,28 @@ fn client_timeout(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// A trailers-only answer with `code`, `reason` and `message`.
-fn refusal(code: Code, reason: &str, message: String) -> Response<Body> {
+fn refusal(code: Code, reason: Reason, message: String) -> Response<Body> {
     status(code, reason, message).into_http()
 }
 
-fn status(code: Code, reason: &str, message: String) -> Status {
+fn status(code: Code, reason: Reason, message: String) -> Status {
     Status::with_error_details(
         code,
         message,
-        ErrorDetails::with_error_info(reason, ERROR_DOMAIN, std::collections::HashMap::new()),
+        ErrorDetails::with_error_info(
+            reason.as_str(),
+            ERROR_DOMAIN,
+            std::collections::HashMap::new(),
+        ),
     )
 }
 
 /// The code and reason for a status tonic made, from its code and words.
-pub fn reason_for(code: Code, message: &str) -> (Code, &'static str) {
+pub(crate) fn reason_for(code: Code, message: &str) -> (Code, Reason) {
     match code {
         // tonic answers INTERNAL when the request body does not decode: it is the client's.
         Code::Internal if message.contains("decode") => {
-            (Code::InvalidArgument, "UNDECODABLE_REQUEST")
+            (Code::InvalidArgument, Reason::UndecodableRequest)
         }
         // The same for a body that is not one whole gRPC frame (none, cut short, a bad flag).
         Code::Internal
@@ -169,18 +174,18 @@ pub fn reason_for(code: Code, message: &str) -> (Code, &'static str) {
             .iter()
             .any(|m| message.contains(m)) =>
         {
-            (Code::InvalidArgument, "MALFORMED_REQUEST")
+            (Code::InvalidArgument, Reason::MalformedRequest)
         }
         Code::OutOfRange if message.contains("too large") => {
-            (Code::OutOfRange, "MESSAGE_TOO_LARGE")
+            (Code::OutOfRange, Reason::MessageTooLarge)
         }
-        Code::Unimplemented => (Code::Unimplemented, "UNKNOWN_METHOD"),
-        Code::InvalidArgument => (code, "INVALID_REQUEST"),
-        Code::DeadlineExceeded => (code, "DEADLINE_EXCEEDED"),
-        Code::Cancelled => (code, "CANCELLED"),
-        Code::ResourceExhausted => (code, "RESOURCE_EXHAUSTED"),
-        Code::Unavailable => (code, "UNAVAILABLE"),
-        _ => (code, "INTERNAL_ERROR"),
+        Code::Unimplemented => (Code::Unimplemented, Reason::UnknownMethod),
+        Code::InvalidArgument => (code, Reason::InvalidRequest),
+        Code::DeadlineExceeded => (code, Reason::DeadlineExceeded),
+        Code::Cancelled => (code, Reason::Cancelled),
+        Code::ResourceExhausted => (code, Reason::ResourceExhausted),
+        Code::Unavailable => (code, Reason::Unavailable),
+        _ => (code, Reason::InternalError),
     }
 }
 

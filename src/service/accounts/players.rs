@@ -9,18 +9,19 @@
 //! - An invite code is six characters without ambiguous ones (no I, L, O, 0, 1), naming a game
 //!   while its lobby is open.
 
+use crate::service::reason::Reason;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 
-use super::error::{ServiceError, quote};
-use super::lobby::{TokenHash, hash, new_token, now_unix};
-use super::ratings::{self, Outcome, Rating};
 use crate::bots::Level;
 use crate::rules::Ruleset;
 use crate::rules::Seat;
+use crate::service::accounts::ratings::{self, Outcome, Rating};
+use crate::service::accounts::secret::{TokenHash, hash, new_token, now_unix};
+use crate::service::error::{ServiceError, quote};
 use crate::store::EventStore;
 
 /// The entry table of players, by id.
@@ -81,7 +82,7 @@ pub fn check_name(name: &str) -> Result<String, ServiceError> {
     let count = name.chars().count();
     if count == 0 || count > MAX_NAME_CHARS {
         return Err(ServiceError::invalid(
-            "PLAYER_NAME_INVALID",
+            Reason::PlayerNameInvalid,
             format!("a display name has 1 to {MAX_NAME_CHARS} characters"),
         ));
     }
@@ -90,7 +91,7 @@ pub fn check_name(name: &str) -> Result<String, ServiceError> {
         .find(|&c| !(c.is_alphanumeric() || c == ' ' || "_-.'".contains(c)))
     {
         return Err(ServiceError::invalid(
-            "PLAYER_NAME_INVALID",
+            Reason::PlayerNameInvalid,
             format!("a display name has letters, digits, spaces and _-.' only, not {bad:?}"),
         ));
     }
@@ -103,7 +104,7 @@ pub fn player_id(name: &str) -> Result<&str, ServiceError> {
         .filter(|id| !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit()))
         .ok_or_else(|| {
             ServiceError::invalid(
-                "PLAYER_NAME_MALFORMED",
+                Reason::PlayerNameMalformed,
                 format!("a player is named players/{{id}}, not {}", quote(name)),
             )
         })
@@ -192,7 +193,7 @@ impl Players {
     pub async fn get(&self, name: &str) -> Result<Player, ServiceError> {
         let id = player_id(name)?;
         let text = self.store.entry(PLAYERS, id).await?.ok_or_else(|| {
-            ServiceError::not_found("PLAYER_NOT_FOUND", format!("no player {}", quote(name)))
+            ServiceError::not_found(Reason::PlayerNotFound, format!("no player {}", quote(name)))
         })?;
         serde_json::from_str(&text).map_err(|e| ServiceError::Damaged {
             game: name.to_owned(),
@@ -398,7 +399,7 @@ impl Players {
             }
         }
         Err(ServiceError::exhausted(
-            "INVITE_CODES_EXHAUSTED",
+            Reason::InviteCodesExhausted,
             "no free invite code was found; try again",
         ))
     }
@@ -437,7 +438,7 @@ mod tests {
         for bad in ["", "   ", "<script>", "a\u{0}b", &"x".repeat(33)] {
             assert_eq!(
                 check_name(bad).map_err(|e| e.reason()),
-                Err("PLAYER_NAME_INVALID"),
+                Err(Reason::PlayerNameInvalid),
                 "{bad:?}"
             );
         }

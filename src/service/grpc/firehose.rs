@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::convert;
-use super::error::ServiceError;
-use super::registry::{Registry, StreamSlot};
-use super::stream::Stream;
 use crate::proto as pb;
 use crate::proto::subscribe_all_response::Kind;
 use crate::rules::{Event, Game, Viewer, project, project_lobby};
+use crate::service::error::ServiceError;
+use crate::service::games::{Registry, StreamSlot};
+use crate::service::grpc::convert;
+use crate::service::grpc::stream::Stream;
 use crate::store::{Committed, StoreError};
 
 /// Projected events the hub keeps for its streams.
@@ -48,7 +48,7 @@ const SHARED_POLL: Duration = Duration::from_millis(200);
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Projects events in global order for a spectator, from a replica of each game.
-pub(super) struct Projector {
+pub(crate) struct Projector {
     /// Each game's state after its last projected event, and when it was last used.
     replicas: HashMap<String, (Game, u64)>,
     /// Replicas kept at most.
@@ -58,7 +58,7 @@ pub(super) struct Projector {
 }
 
 impl Projector {
-    pub(super) fn new(cap: usize) -> Projector {
+    pub(crate) fn new(cap: usize) -> Projector {
         Projector {
             replicas: HashMap::new(),
             cap,
@@ -67,7 +67,7 @@ impl Projector {
     }
 
     /// `committed` as a spectator sees it, or `None` for an event a spectator is not sent.
-    pub(super) async fn project(
+    pub(crate) async fn project(
         &mut self,
         registry: &Registry,
         committed: &Committed,
@@ -200,9 +200,12 @@ impl Hub {
     }
 }
 
+/// Where the server's one hub is found while a stream holds it.
+pub(crate) type HubSlot = tokio::sync::Mutex<Weak<Hub>>;
+
 /// The running hub, or a new one started at the store's last position.
-pub(crate) async fn hub(registry: &Arc<Registry>) -> Result<Arc<Hub>, ServiceError> {
-    let mut slot = registry.firehose.lock().await;
+async fn hub(registry: &Arc<Registry>, slot: &HubSlot) -> Result<Arc<Hub>, ServiceError> {
+    let mut slot = slot.lock().await;
     if let Some(hub) = slot.upgrade() {
         return Ok(hub);
     }
@@ -290,6 +293,7 @@ async fn run(hub: Weak<Hub>, registry: Arc<Registry>, mut position: u64) {
 /// Starts a firehose stream after global position `after`.
 pub(crate) fn subscribe_all(
     registry: Arc<Registry>,
+    hub: Arc<HubSlot>,
     after: u64,
     slot: StreamSlot,
 ) -> Stream<pb::SubscribeAllResponse> {
@@ -297,7 +301,7 @@ pub(crate) fn subscribe_all(
         let _slot = slot;
         let mut stopping = registry.stopping.subscribe();
         tokio::select! {
-            _ = firehose(&registry, after, &tx) => {}
+            _ = firehose(&registry, &hub, after, &tx) => {}
             _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
                 let _ = tx.send(Err(ServiceError::Stopping.into())).await;
             }
@@ -308,8 +312,9 @@ pub(crate) fn subscribe_all(
 /// Feeds one firehose stream until the client leaves.
 async fn firehose(
     registry: &Arc<Registry>,
+    hub_slot: &HubSlot,
     mut position: u64,
-    tx: &super::stream::Sender<pb::SubscribeAllResponse>,
+    tx: &crate::service::grpc::stream::Sender<pb::SubscribeAllResponse>,
 ) -> Option<()> {
     let send = |kind: Kind| async move {
         tx.send(Ok(pb::SubscribeAllResponse { kind: Some(kind) }))
@@ -319,7 +324,7 @@ async fn firehose(
     let fail = |error: ServiceError| async move {
         let _ = tx.send(Err(error.into())).await;
     };
-    let hub = match hub(registry).await {
+    let hub = match hub(registry, hub_slot).await {
         Ok(hub) => hub,
         Err(error) => {
             fail(error).await;

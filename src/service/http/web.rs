@@ -19,7 +19,7 @@ use http_body_util::Full;
 use tonic::body::Body;
 use tower::{Layer, Service};
 
-use super::registry::Registry;
+use crate::service::games::Registry;
 
 /// One file of the page.
 struct Asset {

@@ -26,7 +26,7 @@ use tokio::time::Sleep;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
-use super::metrics::{Metrics, Open};
+use crate::service::metrics::{Metrics, Open};
 
 /// Bytes a connection must send before the handshake timeout: the HTTP/2 preface's length.
 const HANDSHAKE_BYTES: usize = 24;

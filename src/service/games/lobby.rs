@@ -3,35 +3,12 @@
 //! it as the game's record (JSON), so that any server can rebuild the game; [`GameInfo`] is a
 //! game's public description, which `convert` turns into a message.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use rand::Rng;
-use sha2::{Digest, Sha256};
+use std::time::Duration;
 
 use crate::bots::Level;
 use crate::rules::{Game, Seat, Setup};
 
-/// A seat token's hash: the store and the tasks keep only this.
-pub type TokenHash = [u8; 32];
-
-/// The hash of `token`.
-pub fn hash(token: &str) -> TokenHash {
-    Sha256::digest(token.as_bytes()).into()
-}
-
-/// A new random secret (256 bits, hex).
-pub fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
-}
-
-/// Seconds since the Unix epoch.
-pub fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub use crate::service::accounts::secret::{TokenHash, hash, new_token, now_unix};
 
 /// One seat of the table.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
