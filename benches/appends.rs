@@ -16,11 +16,14 @@
 //! when no server answers there.
 
 mod common;
+#[path = "../tests/kit/mod.rs"]
+mod kit;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{FreshPostgres, env, postgres_for_run, user_system};
+use common::{env, user_system};
+use kit::{FreshPostgres, postgres_for_run};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use unoflip::rules::{Action, Game, Ruleset, Setup};

@@ -12,22 +12,18 @@
 //! `cargo bench --bench attacks` (`ATTACK_SECS`, each phase's length, default 3).
 
 mod common;
+#[path = "../tests/kit/mod.rs"]
+mod kit;
 
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::rss_kib;
+use kit::{Client, Launch, Server, authed};
 use tokio::io::AsyncWriteExt;
-use tonic::Request;
-use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
 use unoflip::proto as pb;
-use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
-
-type Client = UnoFlipServiceClient<Channel>;
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 const PHASES: [&str; 6] = [
@@ -42,75 +38,26 @@ const PHASES: [&str; 6] = [
 /// Unfinished games on the server during the firehose flood.
 const GAMES: usize = 2_000;
 
-/// A running server; killed when dropped.
-struct Server {
-    child: Child,
-    address: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start() -> Result<Server, Error> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--store", "memory", "--bot-delay-ms", "0"])
-            .env("RUST_LOG", "error")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        Ok(Server {
-            child,
-            address: SocketAddr::from(([127, 0, 0, 1], port)),
-        })
-    }
-
-    /// A client whose connection comes from `ip`.
-    async fn client_from(&self, ip: &str) -> Result<Client, Error> {
-        let local: SocketAddr = format!("{ip}:0").parse()?;
-        let server = self.address;
-        for _ in 0..100 {
-            let connected = Endpoint::from_static("http://127.0.0.1")
-                .connect_with_connector(tower::service_fn(move |_| async move {
-                    let socket = tokio::net::TcpSocket::new_v4()?;
-                    socket.bind(local)?;
-                    let stream = socket.connect(server).await?;
-                    stream.set_nodelay(true)?;
-                    Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
-                }))
-                .await;
-            if let Ok(channel) = connected {
-                return Ok(UnoFlipServiceClient::new(channel));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        Err("the server did not come up".into())
-    }
-}
-
-fn authed<T>(message: T, token: &str) -> Result<Request<T>, Error> {
-    let mut request = Request::new(message);
-    let value: MetadataValue<_> = format!("Bearer {token}").parse()?;
-    request.metadata_mut().insert("authorization", value);
-    Ok(request)
-}
-
-/// The ErrorInfo reason of a refusal, or its code when it has none.
-fn reason(status: &tonic::Status) -> String {
+/// The label of a refusal in the tallies: its ErrorInfo reason, or its code when it has none
+/// (a connection the server closed has no status of the server's).
+fn refusal_label(status: &tonic::Status) -> String {
     use tonic_types::StatusExt;
     status
         .get_error_details()
         .error_info()
         .map(|i| i.reason.clone())
         .unwrap_or_else(|| format!("{:?} without a reason", status.code()))
+}
+
+/// The server under attack: release build, memory store, the shipped limits.
+async fn start_server() -> Server {
+    Server::launch(Launch {
+        flags: &["--bot-delay-ms", "0"],
+        unlimited: false,
+        log_filter: "error,unoflip::cli::serve=info",
+        ..Launch::default()
+    })
+    .await
 }
 
 fn options(seats: u32) -> pb::GameOptions {
@@ -151,7 +98,7 @@ async fn started(client: &mut Client) -> Result<(String, Vec<String>), Error> {
         .start_game(authed(
             pb::StartGameRequest { game: game.clone() },
             &tokens[0],
-        )?)
+        ))
         .await?;
     Ok((game, tokens))
 }
@@ -193,7 +140,7 @@ async fn player(
         let token = &tokens[i % 2];
         let started = Instant::now();
         let view = client
-            .get_view(authed(pb::GetViewRequest { game: game.clone() }, token)?)
+            .get_view(authed(pb::GetViewRequest { game: game.clone() }, token))
             .await?
             .into_inner()
             .view
@@ -212,7 +159,7 @@ async fn player(
                         ..Default::default()
                     },
                     token,
-                )?)
+                ))
                 .await;
         }
         i += 1;
@@ -244,14 +191,14 @@ where
 {
     let mut tasks = Vec::new();
     for _ in 0..connections {
-        let client = server.client_from(ip).await?;
+        let client = server.client_from(ip).await;
         let call = call.clone();
         tasks.push(tokio::spawn(async move {
             let mut tally = Tally::default();
             while Instant::now() < until {
                 match call(client.clone()).await {
                     Ok(done) => tally.add(done.into()),
-                    Err(status) => tally.add(reason(&status)),
+                    Err(status) => tally.add(refusal_label(&status)),
                 }
             }
             tally
@@ -273,7 +220,7 @@ async fn request_flood(server: &Server, until: Instant) -> Result<Tally, Error> 
 }
 
 async fn stream_flood(server: &Server, game: &str, until: Instant) -> Result<Tally, Error> {
-    let client = server.client_from("127.0.4.1").await?;
+    let client = server.client_from("127.0.4.1").await;
     let mut tally = Tally::default();
     let mut open = Vec::new();
     let mut asks = Vec::new();
@@ -296,7 +243,7 @@ async fn stream_flood(server: &Server, game: &str, until: Instant) -> Result<Tal
                 tally.add("opened".into());
                 open.push(stream);
             }
-            Err(status) => tally.add(reason(&status)),
+            Err(status) => tally.add(refusal_label(&status)),
         }
     }
     tokio::time::sleep_until(until.into()).await;
@@ -309,7 +256,10 @@ async fn connection_flood(server: &Server, until: Instant) -> Result<Tally, Erro
     for i in 0..3_000 {
         let socket = tokio::net::TcpSocket::new_v4()?;
         socket.bind(format!("127.0.5.{}:0", i / 600 + 1).parse()?)?;
-        match socket.connect(server.address).await {
+        match socket
+            .connect(SocketAddr::from(([127, 0, 0, 1], server.port)))
+            .await
+        {
             Ok(mut stream) => {
                 if i % 2 == 1 {
                     let _ = stream.write_all(b"PRI * HTTP/2.0").await;
@@ -377,10 +327,10 @@ async fn until_caught_up(
 }
 
 async fn firehose_flood(server: &Server, until: Instant) -> Result<Tally, Error> {
-    let pid = server.child.id();
+    let pid = server.pid();
     let mut clients = Vec::new();
     for i in 0..4 {
-        clients.push(server.client_from(&format!("127.0.7.{}", i + 1)).await?);
+        clients.push(server.client_from(&format!("127.0.7.{}", i + 1)).await);
     }
     let before = rss_kib(pid);
     let started = Instant::now();
@@ -421,10 +371,10 @@ async fn firehose_flood(server: &Server, until: Instant) -> Result<Tally, Error>
 /// What one stream costs once the allocator is warm: 40 streams first, then 100 more, each
 /// caught up from the start before the next opens; their growth per stream.
 async fn firehose_per_stream(server: &Server) -> Result<f64, Error> {
-    let pid = server.child.id();
+    let pid = server.pid();
     let mut clients = Vec::new();
     for i in 0..4 {
-        clients.push(server.client_from(&format!("127.0.8.{}", i + 1)).await?);
+        clients.push(server.client_from(&format!("127.0.8.{}", i + 1)).await);
     }
     let mut open = Vec::new();
     let mut before = 0;
@@ -448,12 +398,12 @@ async fn main() -> Result<(), Error> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3u64);
-    let server = Server::start()?;
-    let pid = server.child.id();
+    let server = start_server().await;
+    let pid = server.pid();
     // The unfinished games, made from twenty addresses (each below the per-address limits).
     let mut makers = Vec::new();
     for a in 0..20 {
-        let mut client = server.client_from(&format!("127.0.9.{}", a + 1)).await?;
+        let mut client = server.client_from(&format!("127.0.9.{}", a + 1)).await;
         makers.push(tokio::spawn(async move {
             for _ in 0..GAMES / 20 {
                 started(&mut client).await?;
@@ -464,7 +414,7 @@ async fn main() -> Result<(), Error> {
     for maker in makers {
         maker.await??;
     }
-    let mut good = server.client_from("127.0.0.1").await?;
+    let mut good = server.client_from("127.0.0.1").await;
     let (game, tokens) = started(&mut good).await?;
     let phase = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));

@@ -41,6 +41,8 @@
 //! acknowledgement to its last event reaching NATS (p50, p99), and how many never came.
 
 mod common;
+#[path = "../tests/kit/mod.rs"]
+mod kit;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,10 +50,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::env;
+use kit::authed;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use tonic::Request;
-use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 use unoflip::proto as pb;
 use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
@@ -61,14 +62,6 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// Set (to a port) when this binary is started again as the transport baseline's server.
 const ECHO_PORT: &str = "LOAD_ECHO_PORT";
-
-fn authed<T>(message: T, token: &str) -> Request<T> {
-    let mut request = Request::new(message);
-    if let Ok(value) = format!("Bearer {token}").parse::<MetadataValue<_>>() {
-        request.metadata_mut().insert("authorization", value);
-    }
-    request
-}
 
 /// Arrival times of each event version at each subscriber, and acknowledgement times.
 #[derive(Default)]
@@ -237,16 +230,18 @@ fn paced(rate: usize) -> String {
     }
 }
 
-/// The server a measurement runs against, and how to reach it.
-struct Server {
+/// The process a measurement runs against (the game server, or this binary as the bare
+/// transport), and what its store leaves behind: unlike the kit's `Server`, it may be the
+/// transport baseline and starts quietly, so that logging costs nothing in the figures.
+struct Measured {
     child: std::process::Child,
     port: u16,
     cleanup: Option<std::path::PathBuf>,
     /// PostgreSQL's database of this run, dropped once the server is stopped.
-    _database: Option<common::FreshPostgres>,
+    _database: Option<kit::FreshPostgres>,
 }
 
-impl Drop for Server {
+impl Drop for Measured {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -262,13 +257,13 @@ fn free_port() -> Result<u16, Error> {
 }
 
 /// Starts the server for `store` (`transport`, `memory`, `sqlite`, `postgres` or a store URL).
-fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
+fn start(store: &str, extra: &[String]) -> Result<Measured, Error> {
     let port = free_port()?;
     if store == "transport" {
         let child = std::process::Command::new(std::env::current_exe()?)
             .env(ECHO_PORT, port.to_string())
             .spawn()?;
-        return Ok(Server {
+        return Ok(Measured {
             child,
             port,
             cleanup: None,
@@ -288,7 +283,7 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
         }
         // A database of its own, empty, as SQLite's new file.
         "postgres" => {
-            let (url, fresh) = common::postgres_for_run();
+            let (url, fresh) = kit::postgres_for_run();
             database = fresh;
             url
         }
@@ -320,7 +315,7 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
         .args(extra)
         .env("RUST_LOG", "warn")
         .spawn()?;
-    Ok(Server {
+    Ok(Measured {
         child,
         port,
         cleanup,
@@ -329,7 +324,7 @@ fn start(store: &str, extra: &[String]) -> Result<Server, Error> {
 }
 
 /// `n` connections to the server, once it listens; `None` if it exited first.
-async fn connect(server: &mut Server, n: usize) -> Result<Option<Vec<Channel>>, Error> {
+async fn connect(server: &mut Measured, n: usize) -> Result<Option<Vec<Channel>>, Error> {
     let endpoint = Channel::from_shared(format!("http://127.0.0.1:{}", server.port))?;
     let mut channels = Vec::new();
     for _ in 0..n {

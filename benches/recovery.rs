@@ -15,7 +15,7 @@ use std::time::Instant;
 use common::env;
 use unoflip::proto as pb;
 use unoflip::rules::{Action, Color, Viewer};
-use unoflip::service::{Config, Registry, convert};
+use unoflip::service::{Config, Registry, grpc::convert};
 use unoflip::store::SqliteStore;
 
 #[tokio::main]

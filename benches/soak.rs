@@ -16,19 +16,16 @@
 //! `SOAK_KEEP_FINISHED`, default `100ms`).
 
 mod common;
+#[path = "../tests/kit/mod.rs"]
+mod kit;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{env, rss_kib};
-use tonic::transport::Channel;
+use kit::{Launch, Server};
 use unoflip::proto as pb;
-use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
-
-type Client = UnoFlipServiceClient<Channel>;
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// How long a finished game's task stays (`SOAK_KEEP_FINISHED`, default `100ms`): short, so
@@ -39,70 +36,30 @@ fn keep_finished() -> String {
     std::env::var("SOAK_KEEP_FINISHED").unwrap_or_else(|_| "100ms".into())
 }
 
-/// A running server; killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    /// The live game count it last logged.
-    live: Arc<AtomicUsize>,
+/// `unoflip serve` on `store`, its games played out at once and let go of soon after.
+async fn start_server(store: &str) -> Server {
+    let keep = keep_finished();
+    Server::launch(Launch {
+        store,
+        flags: &[
+            "--bot-delay-ms",
+            "0",
+            "--keep-finished",
+            &keep,
+            "--max-games",
+            "1000000",
+            "--max-games-per-client",
+            "1000000",
+        ],
+        log_filter: "warn,unoflip::cli::serve=debug",
+        ..Launch::default()
+    })
+    .await
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(store: &str) -> Result<Server, Error> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_unoflip"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--store", store, "--rate-limit", "0", "--bot-delay-ms", "0"])
-            .args([
-                "--keep-finished",
-                &keep_finished(),
-                "--max-games",
-                "1000000",
-            ])
-            .args(["--max-games-per-client", "1000000"])
-            .env("RUST_LOG", "warn,unoflip::cli::serve=debug")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let stderr = child.stderr.take().ok_or("no stderr")?;
-        let live = Arc::new(AtomicUsize::new(0));
-        let seen = live.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                match line.split("live_games=").nth(1) {
-                    Some(after) => {
-                        let digits: String =
-                            after.chars().take_while(char::is_ascii_digit).collect();
-                        if let Ok(n) = digits.parse() {
-                            seen.store(n, Ordering::Relaxed);
-                        }
-                    }
-                    None => eprintln!("server: {line}"),
-                }
-            }
-        });
-        Ok(Server { child, port, live })
-    }
-
-    async fn channel(&self) -> Result<Channel, Error> {
-        let endpoint = Channel::from_shared(format!("http://127.0.0.1:{}", self.port))?;
-        for _ in 0..100 {
-            if let Ok(c) = endpoint.connect().await {
-                return Ok(c);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        Err("the server did not come up".into())
-    }
+/// The live game count the server last logged.
+fn live_games(server: &Server) -> usize {
+    server.live_games_since(0).unwrap_or(0)
 }
 
 /// How many finished games a memory store URL keeps (0 for other stores).
@@ -126,15 +83,15 @@ struct Sample {
 }
 
 async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
-    let server = Server::start(store)?;
-    let pid = server.child.id();
-    let channel = server.channel().await?;
+    let server = start_server(store).await;
+    let pid = server.pid();
+    let client = server.client().await;
     println!("soak: {games} two-bot single-round games, {clients} in flight, store {store}");
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..clients {
-        let mut client = Client::new(channel.clone());
+        let mut client = client.clone();
         let done = done.clone();
         workers.push(tokio::spawn(async move {
             let mut last = None;
@@ -168,7 +125,7 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
         let sample = Sample {
             at: started.elapsed(),
             games: done.load(Ordering::Relaxed).min(games),
-            live: server.live.load(Ordering::Relaxed),
+            live: live_games(&server),
             rss_kib: rss_kib(pid),
         };
         if sample.games >= next_print {
@@ -192,7 +149,7 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
     let elapsed = started.elapsed();
     // Let the last games leave.
     let mut waited = 0;
-    while server.live.load(Ordering::Relaxed) > 0 && waited < 100 {
+    while live_games(&server) > 0 && waited < 100 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         waited += 1;
     }
@@ -201,7 +158,7 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
         "{games} games in {:.1} s: {:.0} games/s; {} live at the end; RSS at the end {:.1} MiB",
         elapsed.as_secs_f64(),
         games as f64 / elapsed.as_secs_f64(),
-        server.live.load(Ordering::Relaxed),
+        live_games(&server),
         end_rss as f64 / 1024.0
     );
     let warm_up = (games / 10).max(2 * memory_bound(store));
@@ -224,7 +181,7 @@ async fn soak(store: &str, games: usize, clients: usize) -> Result<(), Error> {
     if store.starts_with("memory")
         && let (Some(first), Some(last), Some(name)) = (warm.first(), warm.last(), one_game)
     {
-        let mut client = Client::new(channel.clone());
+        let mut client = client.clone();
         let events = client
             .export_game(pb::ExportGameRequest { game: name })
             .await?

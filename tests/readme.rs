@@ -1,11 +1,13 @@
-//! The README's buf curl session runs against a real server, so the README cannot drift. It needs
+//! The README's buf curl session runs against a server in this process, so the README cannot drift. It needs
 //! the buf CLI (`.ci/run` installs it); without it the test says so and skips.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+#[path = "kit/mod.rs"]
+mod kit;
 
-use unoflip::service::{self, Config, Lifecycle, Limits, Registry};
-use unoflip::store::MemoryStore;
+use std::path::{Path, PathBuf};
+
+use kit::InProcess;
+use unoflip::service::{Config, Lifecycle};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -45,8 +47,6 @@ async fn the_readme_session_plays_a_move_with_buf_curl() {
         );
         return;
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let config = Config {
         lifecycle: Lifecycle {
             bot_delay: std::time::Duration::from_millis(300),
@@ -54,18 +54,14 @@ async fn the_readme_session_plays_a_move_with_buf_curl() {
         },
         ..Config::default()
     };
-    let games = Registry::new(Arc::new(MemoryStore::new()), config);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(service::serve(listener, games, Limits::default(), async {
-        let _ = stopped.await;
-    }));
+    let server = InProcess::with_config(config).await;
     let mut path =
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect::<Vec<_>>();
     path.insert(0, buf.parent().unwrap().to_path_buf());
     let output = tokio::process::Command::new("bash")
         .arg("examples/session.sh")
         .current_dir(root())
-        .env("ADDR", format!("http://{addr}"))
+        .env("ADDR", format!("http://{}", server.addr))
         .env("PATH", std::env::join_paths(path).unwrap())
         .output()
         .await
@@ -81,6 +77,4 @@ async fn the_readme_session_plays_a_move_with_buf_curl() {
         stdout.contains("\"events\""),
         "the move was answered with its events: {stdout}"
     );
-    let _ = stop.send(());
-    server.await.unwrap().unwrap();
 }

@@ -1,7 +1,8 @@
 //! One conformance suite for every event store backend, then what only a file store can show:
 //! data survives reopening, and damaged data is refused by name.
 
-mod common;
+#[path = "kit/mod.rs"]
+mod kit;
 
 use std::sync::Arc;
 
@@ -337,7 +338,7 @@ async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
 
 /// Players, the seats they took and invite codes, as the service keeps them in a store.
 async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
-    use unoflip::service::players::{Players, as_code};
+    use unoflip::service::accounts::players::{Players, as_code};
     let players = Players::new(store);
     let (ada, token) = players.register("  Ada  ", false).await.unwrap();
     assert_eq!(ada.display_name, "Ada");
@@ -355,12 +356,15 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     assert!(bot.bot);
     assert_ne!(bot.name, ada.name);
     let refused = players.authenticate(&ada.name, Some(&bot_token)).await;
-    assert_eq!(refused.map_err(|e| e.reason()), Err("PLAYER_TOKEN_INVALID"));
+    assert_eq!(
+        refused.map_err(|e| e.reason().as_str()),
+        Err("PLAYER_TOKEN_INVALID")
+    );
     assert_eq!(
         players
             .get("players/0123456789abcdef")
             .await
-            .map_err(|e| e.reason()),
+            .map_err(|e| e.reason().as_str()),
         Err("PLAYER_NOT_FOUND")
     );
     // Seats, newest first.
@@ -387,7 +391,7 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
 
     // Ratings: an outcome is stored once; the players' records follow it, and replaying the
     // stored outcomes gives the same ratings.
-    use unoflip::service::ratings::{Outcome, Rating};
+    use unoflip::service::accounts::ratings::{Outcome, Rating};
     let heuristic = players
         .builtin(unoflip::bots::Level::Heuristic)
         .await
@@ -429,7 +433,7 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
         .filter(|o| o.game.starts_with(&format!("games/{p}")))
         .collect();
     assert_eq!(history.len(), 2);
-    let replayed = unoflip::service::ratings::replay(&mut history);
+    let replayed = unoflip::service::accounts::ratings::replay(&mut history);
     for who in [&ada, &bot, &cy] {
         let stored = players.get(&who.name).await.unwrap().ratings["flip"];
         assert_eq!(stored, replayed["flip"][&who.name], "{}", who.display_name);
@@ -670,11 +674,11 @@ async fn damaged_sqlite_data_is_refused_with_the_game_and_version() {
 
 #[tokio::test]
 async fn the_postgres_store_conforms() {
-    let Some(store) = common::test_postgres().await else {
+    let Some(store) = kit::test_postgres().await else {
         return;
     };
     let _alone = POSTGRES.lock().await;
-    let start = common::postgres_position().await;
+    let start = kit::postgres_position().await;
     conformance(Arc::new(store), &format!("t{}-", rand_suffix()), start).await;
 }
 
@@ -682,11 +686,11 @@ async fn the_postgres_store_conforms() {
 /// and request ids are still found.
 #[tokio::test]
 async fn a_postgres_server_starting_drops_the_old_request_index() {
-    let Some(_) = common::test_postgres().await else {
+    let Some(_) = kit::test_postgres().await else {
         return;
     };
     let _alone = POSTGRES.lock().await;
-    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+    let pool = sqlx::PgPool::connect(&kit::test_postgres_url())
         .await
         .unwrap();
     sqlx::query(
@@ -696,7 +700,7 @@ async fn a_postgres_server_starting_drops_the_old_request_index() {
     .execute(&pool)
     .await
     .unwrap();
-    let store = common::test_postgres().await.unwrap();
+    let store = kit::test_postgres().await.unwrap();
     let (index,): (bool,) = sqlx::query_as(
         "SELECT EXISTS (SELECT 1 FROM pg_indexes
                         WHERE schemaname = current_schema()
@@ -721,14 +725,14 @@ async fn a_postgres_server_starting_drops_the_old_request_index() {
 /// commits, both come in position order.
 #[tokio::test]
 async fn the_postgres_global_order_never_skips_an_event_committed_late() {
-    let Some(store) = common::test_postgres().await else {
+    let Some(store) = kit::test_postgres().await else {
         return;
     };
     let _alone = POSTGRES.lock().await;
-    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+    let pool = sqlx::PgPool::connect(&kit::test_postgres_url())
         .await
         .unwrap();
-    let start = common::postgres_position().await;
+    let start = kit::postgres_position().await;
     let (slow, fast) = (
         format!("games/t{}-slow", rand_suffix()),
         format!("games/t{}-fast", rand_suffix()),
@@ -766,7 +770,7 @@ async fn the_postgres_global_order_never_skips_an_event_committed_late() {
 
 #[tokio::test]
 async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
-    let Some(store) = common::test_postgres().await else {
+    let Some(store) = kit::test_postgres().await else {
         return;
     };
     let _alone = POSTGRES.lock().await;
@@ -775,7 +779,7 @@ async fn damaged_postgres_data_is_refused_with_the_game_and_version() {
         .append(&game, 0, &[created(), turn(1)], None)
         .await
         .unwrap();
-    let pool = sqlx::PgPool::connect(&common::test_postgres_url())
+    let pool = sqlx::PgPool::connect(&kit::test_postgres_url())
         .await
         .unwrap();
     let (position,): (i64,) =

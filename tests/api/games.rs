@@ -80,7 +80,7 @@ fn ids(e: &pb::Event) -> Vec<u32> {
 }
 
 async fn play_whole_game(ruleset: pb::Ruleset, seed: u64) {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(ruleset, 4)).await;
     let mut streams = Vec::new();
@@ -220,7 +220,7 @@ async fn four_seats_play_whole_classic_games() {
 
 #[tokio::test]
 async fn three_server_seats_and_one_remote_seat_play_to_the_end() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let options = pb::GameOptions {
         bot_seats: vec![1, 2, 3],
@@ -236,7 +236,7 @@ async fn three_server_seats_and_one_remote_seat_play_to_the_end() {
 /// refused by name.
 #[tokio::test]
 async fn house_rules_over_the_api() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     for ruleset in [pb::Ruleset::Flip, pb::Ruleset::Classic] {
         let house = pb::HouseRules {

@@ -1,93 +1,14 @@
 //! A server on a free loopback port and clients for it.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::sync::oneshot;
-use tonic::metadata::MetadataValue;
-use tonic::transport::Channel;
 use tonic::{Request, Status};
 use unoflip::proto as pb;
-use unoflip::proto::uno_flip_service_client::UnoFlipServiceClient;
-use unoflip::service::{self, Config, Limits, Registry};
-use unoflip::store::MemoryStore;
+use unoflip::service::{self, Config, Registry};
 
-pub const ADMIN: &str = "admin-secret";
-
-/// A running server; stops when dropped.
-pub struct Server {
-    pub addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-pub async fn server() -> Server {
-    server_with(Config {
-        admin_token: Some(ADMIN.into()),
-        heartbeat: Duration::from_millis(200),
-        ..Config::default()
-    })
-    .await
-}
-
-pub async fn server_with(config: Config) -> Server {
-    serve(Registry::new(Arc::new(MemoryStore::new()), config)).await
-}
-
-/// Serves `games` (any store) on a free port.
-pub async fn serve(games: Arc<Registry>) -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        service::serve(listener, games, Limits::default(), async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    Server {
-        addr,
-        stop: Some(stop),
-    }
-}
-
-pub type Client = UnoFlipServiceClient<Channel>;
-
-pub async fn client(addr: SocketAddr) -> Client {
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    UnoFlipServiceClient::new(channel)
-}
-
-/// A request with a bearer token.
-pub fn authed<T>(message: T, token: &str) -> Request<T> {
-    let mut request = Request::new(message);
-    let value: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
-    request.metadata_mut().insert("authorization", value);
-    request
-}
-
-/// The ErrorInfo reason of a refusal.
-pub fn reason(status: &Status) -> String {
-    use tonic_types::StatusExt;
-    status
-        .get_error_details()
-        .error_info()
-        .map(|i| i.reason.clone())
-        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"))
-}
+pub use crate::kit::{
+    Client, IN_PROCESS_ADMIN as ADMIN, InProcess, authed, connect as client, reason,
+};
 
 pub fn options(ruleset: pb::Ruleset, seats: u32) -> pb::GameOptions {
     pb::GameOptions {
@@ -240,11 +161,11 @@ impl Direct {
     }
 
     pub async fn create(&self, options: &pb::GameOptions) -> String {
-        let new = service::convert::new_game(options).unwrap();
+        let new = service::grpc::convert::new_game(options).unwrap();
         self.registry.create(new, false, None).await.unwrap().name
     }
 
-    pub async fn join(&self, game: &str, seat: Option<u32>, player: &str) -> (usize, String) {
+    pub async fn join(&self, game: &str, seat: Option<usize>, player: &str) -> (usize, String) {
         let (seat, token, _) = self.registry.join(game, seat, player, None).await.unwrap();
         self.tokens
             .lock()
@@ -284,7 +205,7 @@ impl Direct {
             let left = d.saturating_duration_since(tokio::time::Instant::now());
             prost_types::Timestamp::from(std::time::SystemTime::now() + left)
         });
-        service::convert::view(game, &view, deadline)
+        service::grpc::convert::view(game, &view, deadline)
     }
 
     pub async fn submit(

@@ -13,16 +13,16 @@ use super::tampered::Tampered;
 
 /// A server whose lobby records take `delay` to save: creations at once all wait between the
 /// limit's check and the game's start.
-async fn slow_server(delay: Duration, config: Config) -> Server {
+async fn slow_server(delay: Duration, config: Config) -> InProcess {
     let store = Tampered {
         save_delay: delay,
         ..Tampered::new()
     };
-    serve(Registry::new(Arc::new(store), config)).await
+    InProcess::serve(Registry::new(Arc::new(store), config)).await
 }
 
 /// `n` creations at once, each on its own connection; their answers.
-async fn create_at_once(server: &Server, n: usize) -> Vec<Result<pb::Game, tonic::Status>> {
+async fn create_at_once(server: &InProcess, n: usize) -> Vec<Result<pb::Game, tonic::Status>> {
     let mut tasks = Vec::new();
     for _ in 0..n {
         let mut client = client(server.addr).await;

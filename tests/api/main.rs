@@ -6,6 +6,8 @@ mod common;
 mod fold;
 mod games;
 mod harness;
+#[path = "../kit/mod.rs"]
+mod kit;
 mod limits;
 mod ops;
 mod recovery;

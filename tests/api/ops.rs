@@ -30,7 +30,7 @@ async fn http_get(addr: std::net::SocketAddr, method: &str, path: &str) -> Strin
 /// committed build in clients/web/dist) and its style, byte for byte.
 #[tokio::test]
 async fn the_web_client_is_served_on_the_grpc_port() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/web");
     for (path, file, mime) in [
         ("/", "index.html", "text/html"),
@@ -59,7 +59,7 @@ async fn the_web_client_is_served_on_the_grpc_port() {
 
 #[tokio::test]
 async fn a_grpc_web_request_over_http_1_1_works() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     // An empty GetDecksRequest: one uncompressed frame of length zero.
     let body = [0u8, 0, 0, 0, 0];
@@ -94,7 +94,7 @@ async fn a_grpc_web_request_over_http_1_1_works() {
 
 #[tokio::test]
 async fn health_and_reflection_answer() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let channel = tonic::transport::Channel::from_shared(format!("http://{}", server.addr))
         .unwrap()
         .connect()
@@ -162,7 +162,7 @@ async fn health_and_reflection_answer() {
 
 #[tokio::test]
 async fn the_deck_tables_are_public() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let decks = client
         .get_decks(pb::GetDecksRequest {})
@@ -192,7 +192,7 @@ async fn the_deck_tables_are_public() {
 
 #[tokio::test]
 async fn seats_are_joined_once_and_the_game_starts_when_all_are_taken() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let game = created(&mut client, options(pb::Ruleset::Flip, 3)).await;
     let open = client
@@ -303,7 +303,7 @@ async fn seats_are_joined_once_and_the_game_starts_when_all_are_taken() {
 
 #[tokio::test]
 async fn a_seat_that_leaves_is_played_by_the_server() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
     let left = client
@@ -424,7 +424,7 @@ async fn replay_at(
 
 #[tokio::test]
 async fn a_finished_games_replay_shows_every_event_and_every_hand() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let mut o = options(pb::Ruleset::Flip, 3);
     o.bot_seats = vec![1, 2];
@@ -502,7 +502,7 @@ async fn rematch(
 
 #[tokio::test]
 async fn the_players_of_a_finished_game_get_one_rematch_with_the_same_options() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let mut o = options(pb::Ruleset::Classic, 3);
     o.bot_seats = vec![2];
@@ -576,7 +576,7 @@ async fn the_players_of_a_finished_game_get_one_rematch_with_the_same_options() 
 /// once its last seat is taken (the registry asks only the games whose task says a seat is open).
 #[tokio::test]
 async fn open_only_lists_the_lobbies_with_a_free_seat_newest_first() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut other = client(server.addr).await;
     let mut client = client(server.addr).await;
     let join = |game: &str| pb::JoinGameRequest {

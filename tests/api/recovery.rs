@@ -7,7 +7,7 @@ use unoflip::rules::Viewer;
 use unoflip::service::{Config, Registry};
 use unoflip::store::{EventStore, SqliteStore};
 
-use super::harness::{Direct, options};
+use super::harness::{Direct, InProcess, options};
 
 fn temp_db() -> std::path::PathBuf {
     let nanos = std::time::SystemTime::now()
@@ -143,7 +143,7 @@ async fn a_game_with_damaged_data_is_left_out_and_the_others_are_served() {
     // Asked for, the damaged game is refused as damaged data, naming it and the event.
     let refused = games.describe(&bad).await.unwrap_err();
     assert_eq!(
-        (refused.code(), refused.reason()),
+        (refused.code(), refused.reason().as_str()),
         (tonic::Code::DataLoss, "STORE_DATA_DAMAGED")
     );
     assert!(refused.message().contains(&bad), "{refused}");
@@ -189,7 +189,7 @@ async fn firehose_positions_are_durable_across_a_restart() {
             games.start(&handle).await;
             moves(&games, &handle, 8).await;
         }
-        let server = super::harness::serve(games.registry.clone()).await;
+        let server = InProcess::serve(games.registry.clone()).await;
         firehose(&mut super::harness::client(server.addr).await, 0).await
     };
     assert!(before.len() > 10);
@@ -201,7 +201,7 @@ async fn firehose_positions_are_durable_across_a_restart() {
         Config::default(),
     );
     games.recover().await.unwrap();
-    let server = super::harness::serve(games).await;
+    let server = InProcess::serve(games).await;
     let mut client = super::harness::client(server.addr).await;
     assert_eq!(firehose(&mut client, 0).await, before);
     let k = before.len() / 2;
@@ -287,7 +287,7 @@ async fn a_long_game_recovers_from_its_latest_snapshot_and_streams_start_anywher
     assert_eq!(exported, log[..exported.len()].to_vec());
     assert_eq!(exported.len() as u64, version);
     // Streams start before the snapshot, at it, after it, and from now.
-    let server = super::harness::serve(games.registry.clone()).await;
+    let server = InProcess::serve(games.registry.clone()).await;
     let mut client = super::harness::client(server.addr).await;
     for after in [1, snapshot_at - 1, snapshot_at, snapshot_at + 1] {
         let (view, versions) = stream_versions(&mut client, &name, &token, after).await;

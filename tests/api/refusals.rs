@@ -99,7 +99,7 @@ async fn arranged(client: &mut Client) -> (String, Vec<String>, [unoflip::rules:
 
 #[tokio::test]
 async fn refused_moves_carry_their_reason_and_change_nothing() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens, [r7, b2, w, g9]) = arranged(&mut client).await;
     let version = game_version(&mut client, &game).await;
@@ -246,7 +246,7 @@ async fn refused_moves_carry_their_reason_and_change_nothing() {
 
 #[tokio::test]
 async fn tokens_authenticate_one_seat_of_one_game() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, _tokens, [r7, ..]) = arranged(&mut client).await;
     let (_other, other_tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
@@ -280,7 +280,7 @@ async fn tokens_authenticate_one_seat_of_one_game() {
 
 #[tokio::test]
 async fn malformed_and_unknown_games_and_admin_only_options_are_refused() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let status = client
         .get_game(pb::GetGameRequest {
@@ -350,7 +350,7 @@ async fn malformed_and_unknown_games_and_admin_only_options_are_refused() {
 
 #[tokio::test]
 async fn a_retried_request_id_returns_the_first_answer_and_adds_nothing() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens, [r7, ..]) = arranged(&mut client).await;
     let request = || {
@@ -373,7 +373,7 @@ async fn a_retried_request_id_returns_the_first_answer_and_adds_nothing() {
 
 #[tokio::test]
 async fn an_expected_version_that_is_not_current_is_refused() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens, [r7, ..]) = arranged(&mut client).await;
     let version = game_version(&mut client, &game).await;
@@ -412,7 +412,7 @@ async fn an_expected_version_that_is_not_current_is_refused() {
 /// the other is refused with its reason and keeps its card.
 #[tokio::test]
 async fn two_seats_racing_to_jump_in_get_exactly_one_acceptance() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let mut t = Table::flip(3);
     let [top, w0, w2] = t.cards(["wild", "wild", "wild"]);
@@ -489,7 +489,7 @@ async fn two_seats_racing_to_jump_in_get_exactly_one_acceptance() {
 /// nothing changed.
 #[tokio::test]
 async fn identical_cards_are_played_together_over_the_api() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let mut t = Table::flip(4);
     let [top, s1, s2, b5, r5] = t.cards(["red 5", "red skip", "red skip", "blue 5", "red 5"]);

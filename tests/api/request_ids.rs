@@ -44,7 +44,7 @@ async fn next_move(
         .or_else(|| {
             let dark = public.side == pb::Side::Dark as i32;
             let awaiting = pb::Awaiting::try_from(public.awaiting).ok()?;
-            plain_move(awaiting, dark).map(unoflip::service::convert::action)
+            plain_move(awaiting, dark).map(unoflip::service::grpc::convert::action)
         });
     assert!(action.is_some(), "no move for {id}: {public:?}");
     authed(
@@ -115,7 +115,7 @@ async fn a_game_this_server_started_looks_up_only_a_retry_it_forgot() {
 /// A game after a restart: one move made (request id `before`) on a server that then stopped,
 /// and a new server on the same store, where the game comes back from the store.
 struct Restarted {
-    _server: Server,
+    _server: InProcess,
     client: Client,
     game: String,
     tokens: Vec<String>,

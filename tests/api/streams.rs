@@ -43,7 +43,7 @@ async fn next_event(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> pb:
 
 #[tokio::test]
 async fn a_dropped_stream_resumes_from_its_last_event_without_gap_or_duplicate() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 3)).await;
     play_moves(&mut client, &game, &tokens, 5).await;
@@ -79,7 +79,7 @@ async fn a_dropped_stream_resumes_from_its_last_event_without_gap_or_duplicate()
 
 #[tokio::test]
 async fn an_idle_stream_sends_heartbeats_after_its_caught_up_marker() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(pb::Ruleset::Classic, 2)).await;
     let mut stream = open_stream(&mut client, &game, Some(&tokens[1]), 0).await;
@@ -105,7 +105,7 @@ async fn an_idle_stream_sends_heartbeats_after_its_caught_up_marker() {
 
 #[tokio::test]
 async fn a_stuck_subscriber_never_blocks_the_game_and_catches_up_from_the_log() {
-    let server = server_with(Config {
+    let server = InProcess::with_config(Config {
         heartbeat: Duration::from_secs(60),
         ..Config::default()
     })
@@ -127,7 +127,7 @@ async fn a_stuck_subscriber_never_blocks_the_game_and_catches_up_from_the_log() 
 
 #[tokio::test]
 async fn the_firehose_streams_every_games_public_events_with_resume() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (a, a_tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
     let (b, b_tokens) = started(&mut client, options(pb::Ruleset::Classic, 3)).await;
@@ -194,7 +194,7 @@ async fn the_firehose_streams_every_games_public_events_with_resume() {
 
 #[tokio::test]
 async fn a_seat_stream_prompts_the_seat_with_its_legal_actions_when_it_may_act() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let (game, tokens) = started(&mut client, options(pb::Ruleset::Flip, 2)).await;
     let turn = view(&mut client, &game, None).await.turn as usize;
@@ -273,7 +273,7 @@ async fn join(client: &mut Client, game: &str, seat: u32) -> String {
 
 #[tokio::test]
 async fn a_waiting_rooms_stream_sends_the_lobby_on_every_change_then_the_game() {
-    let server = server().await;
+    let server = InProcess::start().await;
     let mut client = client(server.addr).await;
     let game = created(&mut client, options(pb::Ruleset::Flip, 3))
         .await

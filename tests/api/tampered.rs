@@ -13,6 +13,8 @@ use tokio::sync::broadcast;
 use unoflip::rules::Event;
 use unoflip::store::{Change, Committed, EventStore, Lease, MemoryStore, StoreFuture};
 
+use super::harness::InProcess;
+
 /// Work run after an append is committed and before it returns: given the memory store, the
 /// store's announcements and the game.
 pub type AfterAppend = Box<
@@ -57,10 +59,10 @@ impl Tampered {
 }
 
 /// A server on `store`, with the unfinished games it holds recovered (as `serve` starts).
-pub async fn start_server(store: &Arc<Tampered>) -> super::harness::Server {
+pub async fn start_server(store: &Arc<Tampered>) -> InProcess {
     let games = unoflip::service::Registry::new(store.clone(), unoflip::service::Config::default());
     games.recover().await.unwrap();
-    super::harness::serve(games).await
+    InProcess::serve(games).await
 }
 
 /// A move of the turn seat's (not a UNO call or catch) under way on `client`, its commit held

@@ -9,14 +9,14 @@ use unoflip::proto as pb;
 use unoflip::service::{Config, Registry};
 use unoflip::store::PostgresStore;
 
-use super::common::test_postgres;
 use super::harness::*;
+use crate::kit::test_postgres;
 
 /// A server on `store`, with the unfinished games it holds recovered.
-async fn start_server(store: PostgresStore) -> Server {
+async fn start_server(store: PostgresStore) -> InProcess {
     let games = Registry::new(Arc::new(store), Config::default());
     games.recover().await.unwrap();
-    serve(games).await
+    InProcess::serve(games).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -28,7 +28,7 @@ async fn two_servers_on_one_postgres_share_games() {
     let mut a = client(server_a.addr).await;
     let mut b = client(server_b.addr).await;
     // Both firehoses, from the database's current position.
-    let start = super::common::postgres_position().await;
+    let start = crate::kit::postgres_position().await;
     let hoses = [a.clone(), b.clone()].map(|mut c| {
         let seen = Arc::new(std::sync::Mutex::new(Vec::<pb::GameEvent>::new()));
         let into = seen.clone();

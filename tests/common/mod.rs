@@ -387,41 +387,6 @@ pub fn after_playing(seats: usize, dark: bool, seat: Seat, top: &str, card: &str
     game
 }
 
-/// The URL of the tests' PostgreSQL: `UNOFLIP_TEST_POSTGRES`, else the local server.
-pub fn test_postgres_url() -> String {
-    std::env::var("UNOFLIP_TEST_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-/// The highest firehose position in the tests' PostgreSQL: a test that reads every game's
-/// events starts there, past what earlier runs left.
-pub async fn postgres_position() -> u64 {
-    let pool = sqlx::PgPool::connect(&test_postgres_url()).await.unwrap();
-    let (max,): (Option<i64>,) = sqlx::query_as("SELECT MAX(pos) FROM unoflip_events")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    u64::try_from(max.unwrap_or(0)).unwrap()
-}
-
-/// The PostgreSQL of the tests: `UNOFLIP_TEST_POSTGRES`, else the local server CI starts. Without
-/// one a test says so and skips, except under CI (`CI` set), where it must run.
-pub async fn test_postgres() -> Option<unoflip::store::PostgresStore> {
-    let url = test_postgres_url();
-    match unoflip::store::PostgresStore::connect(&url).await {
-        Ok(store) => Some(store),
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("PostgreSQL at {url} is required in CI: {e}")
-        }
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: no PostgreSQL at {url} ({e}); set UNOFLIP_TEST_POSTGRES to run this test"
-            );
-            None
-        }
-    }
-}
-
 /// A move that is always legal for the seat to move and needs no choice of card: draw, keep,
 /// take the penalty, or declare the first color of the active side. For tests that only need
 /// the game to move on.

@@ -9,8 +9,8 @@ use tonic::Code;
 use unoflip::proto as pb;
 use unoflip::proto::find_match_response::Update;
 
-use super::common::{test_postgres, test_postgres_url};
 use super::harness::*;
+use crate::kit::{test_postgres, test_postgres_url};
 
 async fn register(client: &mut Client, name: &str) -> (String, String) {
     let r = client

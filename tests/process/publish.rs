@@ -5,8 +5,7 @@
 //! tests neither share a stream nor stop the machine's broker.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
@@ -14,120 +13,9 @@ use prost::Message as _;
 use tokio_stream::StreamExt;
 use unoflip::proto as pb;
 
-use super::common::{test_postgres, test_postgres_url};
 use super::edge::{http, metric};
 use super::harness::*;
-
-/// A `nats-server` with JetStream of this test's own, killed when dropped.
-pub struct Nats {
-    child: Option<Child>,
-    pub port: u16,
-    dir: PathBuf,
-    binary: PathBuf,
-}
-
-impl Drop for Nats {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// The `nats-server` binary: `UNOFLIP_NATS_SERVER`, else `nats-server` on the PATH, else
-/// Debian's `/usr/sbin/nats-server`.
-fn nats_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("UNOFLIP_NATS_SERVER") {
-        return Some(PathBuf::from(path));
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("nats-server"))
-            .find(|p| p.is_file())
-    });
-    on_path.or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.is_file()))
-}
-
-impl Nats {
-    /// A new server, or `None` (saying so) where no `nats-server` is installed; under CI its
-    /// absence fails the test.
-    pub async fn start(label: &str) -> Option<Nats> {
-        let Some(binary) = nats_binary() else {
-            if std::env::var_os("CI").is_some() {
-                panic!("nats-server is required in CI (apt-get install nats-server)");
-            }
-            eprintln!(
-                "SKIPPED: no nats-server binary (install Debian's nats-server or set \
-                 UNOFLIP_NATS_SERVER) to run this test"
-            );
-            return None;
-        };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!(
-            "unoflip-nats-{label}-{}-{port}",
-            std::process::id()
-        ));
-        let mut nats = Nats {
-            child: None,
-            port,
-            dir,
-            binary,
-        };
-        nats.restart().await;
-        Some(nats)
-    }
-
-    pub fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-
-    /// Starts it again on the same port and with the same storage; waits until JetStream answers.
-    pub async fn restart(&mut self) {
-        self.kill();
-        let child = Command::new(&self.binary)
-            .args([
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-js",
-                "-sd",
-            ])
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        let started = Instant::now();
-        loop {
-            let error = match async_nats::connect(self.url()).await {
-                Ok(client) => match client.request("$JS.API.INFO", "".into()).await {
-                    Ok(_) => return,
-                    Err(e) => e.to_string(),
-                },
-                Err(e) => e.to_string(),
-            };
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "nats-server did not come up on {}: {error}",
-                self.port
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Kills it (SIGKILL).
-    pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
+use crate::kit::{Nats, test_postgres, test_postgres_url};
 
 /// One message of the stream, as a consumer reads it.
 #[derive(Debug, Clone)]

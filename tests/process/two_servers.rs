@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use unoflip::proto as pb;
 use unoflip::proto::subscribe_response::Kind;
 
-use super::common::{test_postgres, test_postgres_url};
 use super::harness::*;
+use crate::kit::{test_postgres, test_postgres_url};
 
 /// Reads `stream` until it carries event `version`, for at most `within`.
 async fn until_event(
