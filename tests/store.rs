@@ -7,7 +7,8 @@ mod kit;
 use std::sync::Arc;
 
 use unoflip::rules::{Event, Options, Ruleset, Seat};
-use unoflip::store::{Committed, EventStore, MemoryStore, SqliteStore, StoreError};
+use unoflip::store::{Committed, EntryKind, EventStore, MemoryStore, SqliteStore, StoreError};
+use unoflip::store::{Events, Records};
 
 /// The PostgreSQL tests share one database: the test that damages rows must not overlap the
 /// ones reading every game's events.
@@ -283,57 +284,69 @@ async fn conformance(store: Arc<dyn EventStore>, p: &str, start: u64) {
 }
 
 /// Entries (players, codes, a player's games): written, replaced, refused when taken, listed by
-/// prefix in key order.
+/// prefix in key order. Keys start with `p`, so that runs on a shared PostgreSQL stay apart.
 async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
-    let kind = format!("{p}things");
-    assert_eq!(store.entry(&kind, "a/1").await, Ok(None));
-    assert_eq!(store.put_entry(&kind, "a/1", "one", true).await, Ok(true));
+    let kind = EntryKind::PlayerGames;
+    let k = |key: &str| format!("{p}{key}");
+    assert_eq!(store.entry(kind, &k("a/1")).await, Ok(None));
     assert_eq!(
-        store.put_entry(&kind, "a/1", "uno", true).await,
+        store.put_entry(kind, &k("a/1"), "one", true).await,
+        Ok(true)
+    );
+    assert_eq!(
+        store.put_entry(kind, &k("a/1"), "uno", true).await,
         Ok(false),
         "create_only refuses a taken key"
     );
-    assert_eq!(store.entry(&kind, "a/1").await, Ok(Some("one".into())));
-    assert_eq!(store.put_entry(&kind, "a/1", "uno", false).await, Ok(true));
-    assert_eq!(store.entry(&kind, "a/1").await, Ok(Some("uno".into())));
-    for key in ["a/3", "a/2", "ab/1", "b/1", "a"] {
-        assert_eq!(store.put_entry(&kind, key, key, true).await, Ok(true));
-    }
-    // Another kind is another table.
+    assert_eq!(store.entry(kind, &k("a/1")).await, Ok(Some("one".into())));
     assert_eq!(
-        store
-            .put_entry(&format!("{p}other"), "a/0", "x", true)
-            .await,
+        store.put_entry(kind, &k("a/1"), "uno", false).await,
         Ok(true)
     );
-    let listed = store.entries(&kind, "a/", 10).await.unwrap();
+    assert_eq!(store.entry(kind, &k("a/1")).await, Ok(Some("uno".into())));
+    for key in ["a/3", "a/2", "ab/1", "b/1", "a"] {
+        assert_eq!(store.put_entry(kind, &k(key), key, true).await, Ok(true));
+    }
+    // Another kind is another table: the same key there is another entry.
+    let other = EntryKind::InviteCodes;
+    assert_eq!(store.put_entry(other, &k("a/0"), "x", true).await, Ok(true));
+    assert_eq!(store.put_entry(other, &k("a/1"), "x", true).await, Ok(true));
+    assert_eq!(store.entry(kind, &k("a/0")).await, Ok(None));
+    assert_eq!(store.entry(other, &k("a/1")).await, Ok(Some("x".into())));
+    let listed = store.entries(kind, &k("a/"), 10).await.unwrap();
     assert_eq!(
         listed,
         vec![
-            ("a/1".to_owned(), "uno".to_owned()),
-            ("a/2".to_owned(), "a/2".to_owned()),
-            ("a/3".to_owned(), "a/3".to_owned()),
+            (k("a/1"), "uno".to_owned()),
+            (k("a/2"), "a/2".to_owned()),
+            (k("a/3"), "a/3".to_owned()),
         ]
     );
     assert_eq!(
-        store.entries(&kind, "a/", 2).await.unwrap(),
+        store.entries(kind, &k("a/"), 2).await.unwrap(),
         listed[..2].to_vec()
     );
-    assert_eq!(store.entries(&kind, "", 100).await.unwrap().len(), 6);
-    assert_eq!(store.entries(&kind, "c", 100).await, Ok(vec![]));
+    assert_eq!(store.entries(kind, &k(""), 100).await.unwrap().len(), 6);
+    assert_eq!(store.entries(kind, &k("c"), 100).await, Ok(vec![]));
     // Removed only while it holds the value named: an entry taken again since stays.
-    assert_eq!(store.remove_entry(&kind, "a/2", "other").await, Ok(false));
-    assert_eq!(store.entry(&kind, "a/2").await, Ok(Some("a/2".into())));
-    assert_eq!(store.remove_entry(&kind, "a/2", "a/2").await, Ok(true));
-    assert_eq!(store.entry(&kind, "a/2").await, Ok(None));
-    assert_eq!(store.remove_entry(&kind, "a/2", "a/2").await, Ok(false));
     assert_eq!(
-        store.entries(&kind, "a/", 10).await.unwrap(),
+        store.remove_entry(kind, &k("a/2"), "other").await,
+        Ok(false)
+    );
+    assert_eq!(store.entry(kind, &k("a/2")).await, Ok(Some("a/2".into())));
+    assert_eq!(store.remove_entry(kind, &k("a/2"), "a/2").await, Ok(true));
+    assert_eq!(store.entry(kind, &k("a/2")).await, Ok(None));
+    assert_eq!(store.remove_entry(kind, &k("a/2"), "a/2").await, Ok(false));
+    assert_eq!(
+        store.entries(kind, &k("a/"), 10).await.unwrap(),
         vec![listed[0].clone(), listed[2].clone()]
     );
     // A removed key is free again.
-    assert_eq!(store.put_entry(&kind, "a/2", "again", true).await, Ok(true));
-    assert_eq!(store.entry(&kind, "a/2").await, Ok(Some("again".into())));
+    assert_eq!(
+        store.put_entry(kind, &k("a/2"), "again", true).await,
+        Ok(true)
+    );
+    assert_eq!(store.entry(kind, &k("a/2")).await, Ok(Some("again".into())));
 }
 
 /// Players, the seats they took and invite codes, as the service keeps them in a store.

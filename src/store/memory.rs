@@ -10,7 +10,10 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
-use super::{Change, Committed, EventStore, StoreError, StoreFuture, decode_stored};
+use super::{
+    Announcer, Change, Committed, Coordination, EntryKind, Events, Records, StoreError,
+    StoreFuture, decode_stored,
+};
 use crate::rules::{Event, encode};
 
 /// One of the store's tables, locked.
@@ -99,11 +102,11 @@ impl Logs {
 /// Events kept in memory, encoded as they would be on disk.
 pub struct MemoryStore {
     games: Mutex<Logs>,
-    records: Mutex<Records>,
+    records: Mutex<Kept>,
     snapshots: Mutex<HashMap<String, (u64, String)>>,
     cursors: Mutex<HashMap<String, u64>>,
     entries: Mutex<BTreeMap<(String, String), String>>,
-    changes: Changes,
+    changes: Announcer,
     /// How many finished games are kept.
     keep_finished: usize,
 }
@@ -117,7 +120,7 @@ impl Default for MemoryStore {
 /// Game records in creation order, found by name, and the finished games in the order they
 /// finished.
 #[derive(Default)]
-struct Records {
+struct Kept {
     /// Name, record and whether the game is over, by creation number.
     list: BTreeMap<u64, (String, String, bool)>,
     /// Each name's creation number.
@@ -126,15 +129,6 @@ struct Records {
     next: u64,
     /// The finished games, first finished first.
     finished: VecDeque<String>,
-}
-
-/// The wake-ups of [`EventStore::changes`].
-struct Changes(tokio::sync::broadcast::Sender<Change>);
-
-impl Default for Changes {
-    fn default() -> Self {
-        Changes(tokio::sync::broadcast::channel(4096).0)
-    }
 }
 
 impl MemoryStore {
@@ -152,7 +146,7 @@ impl MemoryStore {
             snapshots: Mutex::default(),
             cursors: Mutex::default(),
             entries: Mutex::default(),
-            changes: Changes::default(),
+            changes: Announcer::default(),
             keep_finished: finished,
         }
     }
@@ -204,7 +198,7 @@ impl MemoryStore {
     }
 }
 
-impl EventStore for MemoryStore {
+impl Events for MemoryStore {
     fn append<'a>(
         &'a self,
         game: &'a str,
@@ -271,11 +265,7 @@ impl EventStore for MemoryStore {
                 log.requests
                     .insert(request.to_owned(), (actual + 1, version));
             }
-            // Nobody listening is fine.
-            let _ = self.changes.0.send(Change::Appended {
-                game: game.to_owned(),
-                version,
-            });
+            self.changes.appended(game, version);
             Ok(version)
         })
     }
@@ -364,6 +354,12 @@ impl EventStore for MemoryStore {
         })
     }
 
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+}
+
+impl Records for MemoryStore {
     fn save_snapshot<'a>(
         &'a self,
         game: &'a str,
@@ -383,31 +379,16 @@ impl EventStore for MemoryStore {
         Box::pin(async move { Ok(locked(&self.snapshots)?.get(game).cloned()) })
     }
 
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
-        self.changes.0.subscribe()
-    }
-
-    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move { Ok(locked(&self.cursors)?.get(name).copied()) })
-    }
-
-    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            locked(&self.cursors)?.insert(name.to_owned(), position);
-            Ok(())
-        })
-    }
-
     fn put_entry<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         key: &'a str,
         value: &'a str,
         create_only: bool,
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let mut entries = locked(&self.entries)?;
-            let slot = (kind.to_owned(), key.to_owned());
+            let slot = (kind.as_str().to_owned(), key.to_owned());
             if create_only && entries.contains_key(&slot) {
                 return Ok(false);
             }
@@ -418,13 +399,13 @@ impl EventStore for MemoryStore {
 
     fn remove_entry<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         key: &'a str,
         value: &'a str,
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let mut entries = locked(&self.entries)?;
-            let slot = (kind.to_owned(), key.to_owned());
+            let slot = (kind.as_str().to_owned(), key.to_owned());
             if entries.get(&slot).is_some_and(|v| v == value) {
                 entries.remove(&slot);
                 return Ok(true);
@@ -433,25 +414,25 @@ impl EventStore for MemoryStore {
         })
     }
 
-    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
+    fn entry<'a>(&'a self, kind: EntryKind, key: &'a str) -> StoreFuture<'a, Option<String>> {
         Box::pin(async move {
             Ok(locked(&self.entries)?
-                .get(&(kind.to_owned(), key.to_owned()))
+                .get(&(kind.as_str().to_owned(), key.to_owned()))
                 .cloned())
         })
     }
 
     fn entries<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         prefix: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<(String, String)>> {
         Box::pin(async move {
             let entries = locked(&self.entries)?;
             Ok(entries
-                .range((kind.to_owned(), prefix.to_owned())..)
-                .take_while(|((k, key), _)| k == kind && key.starts_with(prefix))
+                .range((kind.as_str().to_owned(), prefix.to_owned())..)
+                .take_while(|((k, key), _)| k == kind.as_str() && key.starts_with(prefix))
                 .take(limit)
                 .map(|((_, key), value)| (key.clone(), value.clone()))
                 .collect())
@@ -466,7 +447,7 @@ impl EventStore for MemoryStore {
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut records = locked(&self.records)?;
-            let Records {
+            let Kept {
                 list,
                 index,
                 next,
@@ -536,6 +517,19 @@ impl EventStore for MemoryStore {
                 .filter(|(_, _, finished)| !finished)
                 .map(|(g, r, _)| (g.clone(), r.clone()))
                 .collect())
+        })
+    }
+}
+
+impl Coordination for MemoryStore {
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move { Ok(locked(&self.cursors)?.get(name).copied()) })
+    }
+
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            locked(&self.cursors)?.insert(name.to_owned(), position);
+            Ok(())
         })
     }
 }

@@ -7,8 +7,10 @@
 //! that it need not fold their whole logs.
 //!
 //! - [`MemoryStore`] (`memory.rs`): in memory (tests, and `serve --store memory`).
-//! - [`SqliteStore`] (`sqlite.rs`): an embedded SQLite file, the default of `unoflip serve`.
-//! - [`PostgresStore`] (`postgres.rs`): PostgreSQL, for several servers sharing one store.
+//! - [`SqliteStore`] (`sqlite/`): an embedded SQLite file, the default of `unoflip serve`:
+//!   `schema`, `writer` (group commit), `tail` (delayed keying), `queries`.
+//! - [`PostgresStore`] (`postgres/`): PostgreSQL, for several servers sharing one store:
+//!   `schema`, `writer`, `listening` (NOTIFY and leases).
 
 mod memory;
 mod postgres;
@@ -123,7 +125,32 @@ fn decode_log(
     Ok(events)
 }
 
-/// A wake-up from [`EventStore::changes`].
+/// Which table an entry is in: each kind keeps keys and values of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EntryKind {
+    /// Registered players, by id.
+    Players,
+    /// The seats each player took, by `<player id>/<game>`.
+    PlayerGames,
+    /// Invite codes, each naming its game.
+    InviteCodes,
+    /// Rated games' outcomes, by game.
+    RatedGames,
+}
+
+impl EntryKind {
+    /// The kind as the stores keep it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Players => "players",
+            EntryKind::PlayerGames => "player_games",
+            EntryKind::InviteCodes => "invite_codes",
+            EntryKind::RatedGames => "rated_games",
+        }
+    }
+}
+
+/// A wake-up from [`Events::changes`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// `game` has events up to `version`.
@@ -159,6 +186,44 @@ impl Change {
     }
 }
 
+/// The wake-ups a store sends for [`Events::changes`]: one per append once it is durable, from
+/// this one place for every backend (PostgreSQL's listener also relays other servers' here).
+#[derive(Clone)]
+pub(crate) struct Announcer(tokio::sync::broadcast::Sender<Change>);
+
+impl Default for Announcer {
+    fn default() -> Self {
+        Announcer(tokio::sync::broadcast::channel(4096).0)
+    }
+}
+
+impl Announcer {
+    /// `game` has events up to `version`. Nobody listening is fine.
+    pub(crate) fn appended(&self, game: &str, version: u64) {
+        if self.0.receiver_count() > 0 {
+            let _ = self.0.send(Change::Appended {
+                game: game.to_owned(),
+                version,
+            });
+        }
+    }
+
+    /// Another change, as a shared store's listener hears it.
+    pub(crate) fn relay(&self, change: Change) {
+        let _ = self.0.send(change);
+    }
+
+    /// Whether nobody listens and nothing waits to be read.
+    pub(crate) fn unheard(&self) -> bool {
+        self.0.receiver_count() == 0 && self.0.is_empty()
+    }
+
+    /// A new listener.
+    pub(crate) fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.0.subscribe()
+    }
+}
+
 /// Opens the store `url` names for a server: `sqlite:<path>` (an embedded file, created if
 /// missing, for one server at a time: [`SqliteStore::open_alone`]), `postgres://...` or
 /// `postgresql://...` (PostgreSQL, schema created at start) or `memory`
@@ -179,13 +244,14 @@ pub async fn open(url: &str) -> Result<std::sync::Arc<dyn EventStore>, StoreErro
     }
 }
 
-/// Where games' events are kept. Versions count events from 1.
-pub trait EventStore: Send + Sync + 'static {
+/// A store's events: each game's log, appended with the version it expects, and the global order
+/// of every game's events. Versions count events from 1.
+pub trait Events: Send + Sync + 'static {
     /// Appends `events` to `game`, which must hold exactly `expected` events. Returns the new
     /// version. Durable when it returns.
     ///
     /// `request` names the client request that produced the events (a seat and its
-    /// `request_id`): it is stored with them, so that [`EventStore::request`] finds them again
+    /// `request_id`): it is stored with them, so that [`Events::request`] finds them again
     /// after a restart and a retry changes nothing.
     fn append<'a>(
         &'a self,
@@ -216,14 +282,30 @@ pub trait EventStore: Send + Sync + 'static {
     /// events after it). A damaged event ends the read with `Corrupt`, naming game and version.
     fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>>;
 
-    /// The global position of the last event [`EventStore::read_all`] can return now (0 when
+    /// The global position of the last event [`Events::read_all`] can return now (0 when
     /// none): a reader starting after it misses nothing that commits later.
     fn last_position(&self) -> StoreFuture<'_, u64>;
 
-    /// How many events [`EventStore::read_all`] would return after `after`, counting up to
+    /// How many events [`Events::read_all`] would return after `after`, counting up to
     /// `cap` at most (how far a reader of the global order is behind, without reading it).
     fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64>;
 
+    /// Waits for new events: a [`Change`] for each append once it is durable (this process's
+    /// appends for an embedded store; every server's for a shared one). Only a wake-up, to be
+    /// followed by a read: one may come late, twice, or not at all (then [`Change::Any`]
+    /// comes).
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change>;
+
+    /// Whether other server processes append to this store too, so that a server must follow
+    /// [`Events::changes`] to see their events.
+    fn shared(&self) -> bool {
+        false
+    }
+}
+
+/// What a store keeps beside the events: each game's record (options, seats, token hashes) and
+/// latest snapshot, and the accounts' entries (players, invite codes, ratings).
+pub trait Records: Send + Sync + 'static {
     /// Keeps `state`, a snapshot of `game` after event `version`, in place of any older one.
     fn save_snapshot<'a>(
         &'a self,
@@ -249,31 +331,12 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every unfinished game's name and lobby record, oldest first.
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>>;
 
-    /// Waits for new events: a [`Change`] for each append once it is durable (this process's
-    /// appends for an embedded store; every server's for a shared one). Only a wake-up, to be
-    /// followed by a read: one may come late, twice, or not at all (then [`Change::Any`]
-    /// comes).
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change>;
-
-    /// Whether other server processes append to this store too, so that a server must follow
-    /// [`EventStore::changes`] to see their events.
-    fn shared(&self) -> bool {
-        false
-    }
-
-    /// The global position a reader of the whole store (such as the NATS publisher) saved under
-    /// `name`, if it saved one.
-    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>>;
-
-    /// Keeps `position` under `name` in place of any earlier one. Durable when it returns.
-    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()>;
-
-    /// Keeps `value` under `key` in the table `kind` (players, invite codes, a player's games):
+    /// Keeps `value` under `key` in the table of `kind`:
     /// in place of an older value, or, when `create_only`, only if the key is free. Returns
     /// whether it was written. Durable when it returns.
     fn put_entry<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         key: &'a str,
         value: &'a str,
         create_only: bool,
@@ -284,22 +347,32 @@ pub trait EventStore: Send + Sync + 'static {
     /// it returns.
     fn remove_entry<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         key: &'a str,
         value: &'a str,
     ) -> StoreFuture<'a, bool>;
 
     /// The value under `key` in the table `kind`, if any.
-    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>>;
+    fn entry<'a>(&'a self, kind: EntryKind, key: &'a str) -> StoreFuture<'a, Option<String>>;
 
     /// Up to `limit` entries of the table `kind` whose keys start with `prefix`, as
     /// `(key, value)` in key order.
     fn entries<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         prefix: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<(String, String)>>;
+}
+
+/// What the servers sharing a store coordinate with: readers' saved positions and leases.
+pub trait Coordination: Send + Sync + 'static {
+    /// The global position a reader of the whole store (such as the NATS publisher) saved under
+    /// `name`, if it saved one.
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>>;
+
+    /// Keeps `position` under `name` in place of any earlier one. Durable when it returns.
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()>;
 
     /// Tries to become the one holder of `name` among the servers sharing this store (the one
     /// that publishes events, say): `None` while another server holds it. Held until the
@@ -311,7 +384,13 @@ pub trait EventStore: Send + Sync + 'static {
     }
 }
 
-/// A lease from [`EventStore::lease`]; dropping it lets another server take it.
+/// A whole event store, as the service holds it (`Arc<dyn EventStore>`): its events, its records
+/// and what servers coordinate with. Every backend is one by implementing the three.
+pub trait EventStore: Events + Records + Coordination {}
+
+impl<T: Events + Records + Coordination + ?Sized> EventStore for T {}
+
+/// A lease from [`Coordination::lease`]; dropping it lets another server take it.
 pub trait Lease: Send {
     /// Whether it is still held: an error when the store can no longer vouch for it (its
     /// connection to a shared store was lost), and the holder must stop and take it again.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use unoflip::proto as pb;
 use unoflip::rules::{Action, Game, Viewer, decide};
 use unoflip::service::Config;
-use unoflip::store::{Change, EventStore, MemoryStore};
+use unoflip::store::{Change, Events, MemoryStore};
 
 use super::harness::*;
 use super::tampered::Tampered;

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use unoflip::proto as pb;
 use unoflip::rules::Viewer;
 use unoflip::service::{Config, Registry};
-use unoflip::store::{EventStore, SqliteStore};
+use unoflip::store::{Events, SqliteStore};
 
 use super::harness::{Direct, InProcess, options};
+use unoflip::store::Records;
 
 fn temp_db() -> std::path::PathBuf {
     let nanos = std::time::SystemTime::now()

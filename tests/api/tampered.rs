@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use unoflip::rules::Event;
-use unoflip::store::{Change, Committed, EventStore, Lease, MemoryStore, StoreFuture};
+use unoflip::store::{
+    Change, Committed, Coordination, EntryKind, Events, Lease, MemoryStore, Records, StoreFuture,
+};
 
 use super::harness::InProcess;
 
@@ -104,7 +106,7 @@ pub async fn a_held_move(
     (moving, release)
 }
 
-impl EventStore for Tampered {
+impl Events for Tampered {
     fn append<'a>(
         &'a self,
         game: &'a str,
@@ -129,6 +131,7 @@ impl EventStore for Tampered {
             Ok(version)
         })
     }
+
     fn request<'a>(
         &'a self,
         game: &'a str,
@@ -137,22 +140,38 @@ impl EventStore for Tampered {
         self.request_reads.fetch_add(1, Ordering::Relaxed);
         self.inner.request(game, request)
     }
+
     fn requests<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<String>> {
         self.requests_reads.fetch_add(1, Ordering::Relaxed);
         self.inner.requests(game, after)
     }
+
     fn read<'a>(&'a self, game: &'a str, after: u64) -> StoreFuture<'a, Vec<Event>> {
         self.inner.read(game, after)
     }
+
     fn read_all(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<Committed>> {
         self.inner.read_all(after, limit)
     }
+
     fn last_position(&self) -> StoreFuture<'_, u64> {
         self.inner.last_position()
     }
+
     fn count_after(&self, after: u64, cap: u64) -> StoreFuture<'_, u64> {
         self.inner.count_after(after, cap)
     }
+
+    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    fn shared(&self) -> bool {
+        self.shared
+    }
+}
+
+impl Records for Tampered {
     fn save_snapshot<'a>(
         &'a self,
         game: &'a str,
@@ -161,9 +180,11 @@ impl EventStore for Tampered {
     ) -> StoreFuture<'a, ()> {
         self.inner.save_snapshot(game, version, state)
     }
+
     fn snapshot<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(u64, String)>> {
         self.inner.snapshot(game)
     }
+
     fn save_game<'a>(
         &'a self,
         game: &'a str,
@@ -175,52 +196,57 @@ impl EventStore for Tampered {
             self.inner.save_game(game, record, finished).await
         })
     }
+
     fn record<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<(String, bool)>> {
         self.inner.record(game)
     }
+
     fn unfinished(&self) -> StoreFuture<'_, Vec<(String, String)>> {
         self.inner.unfinished()
     }
-    fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
-        self.changes.subscribe()
-    }
-    fn shared(&self) -> bool {
-        self.shared
-    }
-    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
-        self.inner.cursor(name)
-    }
-    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
-        self.inner.save_cursor(name, position)
-    }
+
     fn put_entry<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         key: &'a str,
         value: &'a str,
         create_only: bool,
     ) -> StoreFuture<'a, bool> {
         self.inner.put_entry(kind, key, value, create_only)
     }
+
     fn remove_entry<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         key: &'a str,
         value: &'a str,
     ) -> StoreFuture<'a, bool> {
         self.inner.remove_entry(kind, key, value)
     }
-    fn entry<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<String>> {
+
+    fn entry<'a>(&'a self, kind: EntryKind, key: &'a str) -> StoreFuture<'a, Option<String>> {
         self.inner.entry(kind, key)
     }
+
     fn entries<'a>(
         &'a self,
-        kind: &'a str,
+        kind: EntryKind,
         prefix: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<(String, String)>> {
         self.inner.entries(kind, prefix, limit)
     }
+}
+
+impl Coordination for Tampered {
+    fn cursor<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<u64>> {
+        self.inner.cursor(name)
+    }
+
+    fn save_cursor<'a>(&'a self, name: &'a str, position: u64) -> StoreFuture<'a, ()> {
+        self.inner.save_cursor(name, position)
+    }
+
     fn lease<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<Box<dyn Lease>>> {
         self.inner.lease(name)
     }

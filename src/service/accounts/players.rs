@@ -22,16 +22,16 @@ use crate::rules::Seat;
 use crate::service::accounts::ratings::{self, Outcome, Rating};
 use crate::service::accounts::secret::{TokenHash, hash, new_token, now_unix};
 use crate::service::error::{ServiceError, quote};
-use crate::store::EventStore;
+use crate::store::{EntryKind, EventStore};
 
 /// The entry table of players, by id.
-const PLAYERS: &str = "players";
+const PLAYERS: EntryKind = EntryKind::Players;
 /// The entry table of a player's games: `{id}/{newest first}/{game}` -> seat.
-const PLAYER_GAMES: &str = "player_games";
+const PLAYER_GAMES: EntryKind = EntryKind::PlayerGames;
 /// The entry table of invite codes: code -> game.
-const CODES: &str = "invite_codes";
+const CODES: EntryKind = EntryKind::InviteCodes;
 /// The entry table of rated games' outcomes: game -> [`Outcome`].
-const RATED: &str = "rated_games";
+const RATED: EntryKind = EntryKind::RatedGames;
 
 /// The letters of an invite code: capitals and digits without I, L, O, 0 and 1.
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
