@@ -178,10 +178,7 @@ impl Registry {
                 Some(&mut reservation),
                 &mut None,
             )
-            .map_err(|error| ServiceError::Damaged {
-                game: name.clone(),
-                error,
-            })?;
+            .map_err(|error| error.refusal(&name))?;
         tracing::info!(game = %name, seats, "game created");
         if all_bots {
             // A table of server-played seats has nobody to start it: it starts at once. The

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::bots::Level;
 use crate::rules::{Game, Seat, Setup};
+use crate::service::games::Unloadable;
 
 pub use crate::service::accounts::secret::{TokenHash, hash, new_token, now_unix};
 
@@ -77,8 +78,8 @@ impl Lobby {
     }
 
     /// Reads a stored record.
-    pub fn from_record(text: &str) -> Result<Lobby, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    pub fn from_record(text: &str) -> Result<Lobby, Unloadable> {
+        Ok(serde_json::from_str(text)?)
     }
 
     /// The level the server plays `seat` at.

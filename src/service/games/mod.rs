@@ -41,6 +41,30 @@ use crate::service::games::log::EventLog;
 use crate::service::games::task::{GameRef, Hooks, Lifecycle};
 use crate::service::metrics::Open;
 
+/// Why a stored game cannot be made live again.
+#[derive(Debug, thiserror::Error)]
+pub enum Unloadable {
+    /// Its record does not read.
+    #[error("its record does not read: {0}")]
+    Record(#[from] serde_json::Error),
+    /// Its log does not replay.
+    #[error("its log does not replay: {0}")]
+    Log(#[from] crate::rules::ReplayError),
+    /// The registry's table is poisoned (a panic while it was held).
+    #[error("the registry's table is poisoned")]
+    Poisoned,
+}
+
+impl Unloadable {
+    /// The refusal of a call that needed game `game`.
+    pub(crate) fn refusal(self, game: &str) -> ServiceError {
+        ServiceError::Damaged {
+            game: game.to_owned(),
+            error: self.to_string(),
+        }
+    }
+}
+
 /// Times a command follows its game to a new task before giving up.
 const FOLLOW_TASK: usize = 3;
 
@@ -296,16 +320,12 @@ impl Registry {
         let Some((record, _)) = self.hooks.store.record(name).await? else {
             return Err(ServiceError::no_game(name));
         };
-        let damaged = |error: String| {
-            tracing::error!(game = %name, %error, "game not loaded: its stored data is damaged");
-            ServiceError::Damaged {
-                game: name.to_owned(),
-                error,
-            }
-        };
         let log = stored_log(&*self.hooks.store, name).await?;
         self.install(name, &record, log, None, first)
-            .map_err(damaged)
+            .map_err(|error| {
+                tracing::error!(game = %name, %error, "game not loaded: its stored data is damaged");
+                error.refusal(name)
+            })
     }
 
     fn live_ref(&self, name: &str) -> Result<Option<GameRef>, ServiceError> {
@@ -326,14 +346,14 @@ impl Registry {
         log: EventLog,
         reservation: Option<&mut Reservation<'_>>,
         first: &mut Option<Box<task::Command>>,
-    ) -> Result<GameRef, String> {
+    ) -> Result<GameRef, Unloadable> {
         let lobby = Lobby::from_record(record)?;
         let tokens: Vec<TokenKey> = lobby
             .seats
             .iter()
             .filter_map(|s| s.token_hash.as_ref().map(token_key))
             .collect();
-        let mut table = self.table.lock().map_err(|_| "registry lock poisoned")?;
+        let mut table = self.table.lock().map_err(|_| Unloadable::Poisoned)?;
         if let Some(slot) = table.by_name.get(name)
             && !slot.game.is_closed()
         {

@@ -93,6 +93,7 @@ impl Registry {
                     let _guard = self.loading.lock().await;
                     self.install(&name, &record, log, None, &mut None)
                         .map(|_| ())
+                        .map_err(|e| e.to_string())
                 }
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(e.to_string()),

@@ -191,10 +191,7 @@ async fn read_tail(
             let events = store.read(&game.name, cursor).await?;
             let lobby = match store.record(&game.name).await? {
                 Some((record, _)) => crate::service::games::lobby::Lobby::from_record(&record)
-                    .map_err(|error| ServiceError::Damaged {
-                        game: game.name.to_string(),
-                        error,
-                    })?,
+                    .map_err(|error| error.refusal(&game.name))?,
                 None => return Err(ServiceError::no_game(&game.name)),
             };
             Ok(Tail {

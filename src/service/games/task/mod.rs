@@ -42,11 +42,11 @@ use crate::chan::signal;
 use crate::service::accounts::players::{self, Players};
 use crate::service::accounts::ratings;
 use crate::service::error::ServiceError;
-use crate::service::games::Registry;
 use crate::service::games::lobby::{
     GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token,
 };
 use crate::service::games::log::EventLog;
+use crate::service::games::{Registry, Unloadable};
 use crate::service::metrics::Metrics;
 
 /// Answers kept in memory per game for retried `request_id`s (older ones come from the store).
@@ -291,7 +291,7 @@ pub(crate) fn spawn(
     lobby: Lobby,
     log: EventLog,
     first: &mut Option<Box<Command>>,
-) -> Result<GameRef, String> {
+) -> Result<GameRef, Unloadable> {
     let game = fold(&log)?;
     let mut lobby = lobby;
     if game.is_none() && log.since(0).is_some_and(|l| !l.is_empty()) {
@@ -382,7 +382,7 @@ fn tail(
 pub(crate) const UNKNOWN_VERSION: u64 = u64::MAX;
 
 /// The state a log leads to (`None` before the first event, or for an expired lobby's log).
-fn fold(log: &EventLog) -> Result<Option<Game>, String> {
+fn fold(log: &EventLog) -> Result<Option<Game>, Unloadable> {
     match (log.base(), log.since(log.base().0)) {
         ((_, None), Some([Event::LobbyExpired, ..])) => Ok(None),
         ((_, Some(state)), Some(tail)) => {
@@ -393,7 +393,7 @@ fn fold(log: &EventLog) -> Result<Option<Game>, String> {
             Ok(Some(game))
         }
         (_, Some([]) | None) => Ok(None),
-        (_, Some(all)) => Game::replay(all).map(Some).map_err(|e| e.to_string()),
+        (_, Some(all)) => Ok(Some(Game::replay(all)?)),
     }
 }
 
