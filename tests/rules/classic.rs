@@ -1,8 +1,6 @@
 //! Classic UNO: [C-ACT-1], [C-CHAL-1], [C-START-1], [C-END-1] ([C-DECK-1] is in deck.rs).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 fn position(top: &str, hand1: &[&str]) -> (Game, Vec<CardId>) {

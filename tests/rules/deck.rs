@@ -88,7 +88,7 @@ fn f_deck_3_dark_faces() {
 #[test]
 fn f_deck_4_pairing_is_the_shipped_table() {
     let deck = Deck::of(Ruleset::Flip);
-    let shipped = include_str!("../data/flip-deck.tsv");
+    let shipped = include_str!("../../data/flip-deck.tsv");
     let mut rows = 0;
     for line in shipped.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();

@@ -1,8 +1,6 @@
 //! End of a round, scoring and the match: [F-END-1..9].
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 fn points(game: &Game, cards: &[CardId]) -> u32 {

@@ -1,9 +1,7 @@
 //! Wild draws, challenges, no stacking, UNO calls and the empty draw pile: [F-WDRAW-1..2],
 //! [F-CHAL-1..5], [F-STACK-1], [F-UNO-1..4], [F-EMPTY-1..2].
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 /// Seat 1 holds `hand1` and plays on `top` (red); seat 2 is next. Four seats.

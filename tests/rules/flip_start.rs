@@ -1,8 +1,6 @@
 //! UNO Flip set-up and first discard: [F-SETUP-1..5], [F-START-1..6].
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 #[test]

@@ -1,8 +1,6 @@
 //! UNO Flip turns, action cards and the flip: [F-TURN-1..5], [F-ACT-1..12], [F-FLIP-1..5].
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 #[test]

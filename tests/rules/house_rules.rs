@@ -1,9 +1,7 @@
 //! The house rules, each from an exact position: [H-STRICT], [H-DRAWMATCH], [H-FALSEUNO],
 //! [H-JUMP], [H-SEVEN0], [H-STACK], [H-MULTI] and [H-LAST].
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 fn with(house: HouseRules) -> Options {

@@ -1,8 +1,6 @@
 //! What each viewer sees: [V-1..7] and [F-FLIP-5].
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use unoflip::rules::*;
 
 fn table() -> (Game, Vec<Event>, [CardId; 4]) {
