@@ -15,18 +15,11 @@ fn root() -> &'static Path {
 
 /// The buf CLI: `$BUF`, then `buf` on the PATH, then the copy `.ci/run` installs (clients/web).
 fn find_buf() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("BUF") {
-        return Some(PathBuf::from(path));
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("buf"))
-            .find(|p| p.is_file())
-    });
-    on_path.or_else(|| {
-        let local = root().join("clients/web/node_modules/.bin/buf");
-        local.is_file().then_some(local)
-    })
+    kit::find_tool(
+        "BUF",
+        "buf",
+        &[root().join("clients/web/node_modules/.bin/buf")],
+    )
 }
 
 #[test]

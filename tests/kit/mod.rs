@@ -10,6 +10,7 @@ pub mod client;
 pub mod in_process;
 pub mod nats;
 pub mod postgres;
+pub mod tools;
 
 pub use binary::{ADMIN, Launch, Server, temp_sqlite};
 pub use client::{Client, authed, connect, pick_move, reason};
@@ -18,3 +19,4 @@ pub use nats::Nats;
 pub use postgres::{
     FreshPostgres, postgres_for_run, postgres_position, test_postgres, test_postgres_url,
 };
+pub use tools::find_tool;

@@ -22,15 +22,11 @@ impl Drop for Nats {
 /// The `nats-server` binary: `UNOFLIP_NATS_SERVER`, else `nats-server` on the PATH, else
 /// Debian's `/usr/sbin/nats-server`.
 fn nats_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("UNOFLIP_NATS_SERVER") {
-        return Some(PathBuf::from(path));
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("nats-server"))
-            .find(|p| p.is_file())
-    });
-    on_path.or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.is_file()))
+    super::tools::find_tool(
+        "UNOFLIP_NATS_SERVER",
+        "nats-server",
+        &[PathBuf::from("/usr/sbin/nats-server")],
+    )
 }
 
 impl Nats {
