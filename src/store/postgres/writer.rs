@@ -38,9 +38,8 @@ pub(super) type Reply = oneshot::Sender<Result<u64, StoreError>>;
 /// The writer: takes every append waiting (up to [`MAX_BATCH`], one per game) and commits them
 /// in one statement, so that many games' moves share a transaction and its flush. The appends
 /// that come while its commit is in flight wait in the queue and go in together as the next
-/// batch. One writer, not several: four, each committing its share, made four times as many
-/// smaller transactions and delivered about a tenth fewer moves on the load bench, with a
-/// longer tail (CHANGELOG.md).
+/// batch. One writer, not several: several make as many smaller transactions, each with its
+/// flush, and deliver fewer moves (docs/benchmarks.md).
 pub(super) async fn writer(pool: PgPool, mut queue: mpsc::Receiver<(Pending, Reply)>) {
     let mut carried: Option<(Pending, Reply)> = None;
     loop {

@@ -17,7 +17,7 @@ pub(super) fn create_parent(path: &Path) -> Result<(), StoreError> {
 /// The tables. An event's `position` is its rowid: no event is ever deleted, so a new row takes
 /// the largest position + 1 and no position is given twice. Earlier versions declared it
 /// `AUTOINCREMENT` as well, which numbers rows the same way here but also rewrites a page of
-/// `sqlite_sequence` in every commit (in the load bench, a tenth of the frames the WAL got). A
+/// `sqlite_sequence` in every commit. A
 /// file they made keeps it unless [`REKEY`] makes its table again anyway: rebuilding a large
 /// file only to drop it would hold up the server's start.
 pub(super) const SCHEMA: &str = "
@@ -64,10 +64,9 @@ CREATE TABLE IF NOT EXISTS entries (
 /// kept: added when missing.
 pub(super) const ADD_REQUEST: &str = "ALTER TABLE events ADD COLUMN request TEXT";
 
-/// Files made before 2026-12-07 keyed `events` on `(game, version)` with a unique index. Every
-/// append wrote a page of that index, a different one for each game: two thirds of the writer's
-/// time per append went to it, most of it in the kernel (`cargo bench --bench appends`). The
-/// events table is made again without it, and its keys go to `event_keys` ([`KEY_LAG`]).
+/// Files of earlier versions keyed `events` on `(game, version)` with a unique index, and every
+/// append wrote a page of it, a different one for each game. The events table is made again
+/// without it, and its keys go to `event_keys` ([`KEY_LAG`]).
 pub(super) const REKEY: &str = "
 CREATE TABLE events_rekeyed (
     position INTEGER PRIMARY KEY,

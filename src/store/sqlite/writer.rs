@@ -6,10 +6,8 @@ use super::*;
 
 /// The WAL's length, in pages, that makes a commit copy it into the database (a checkpoint),
 /// SQLite's default. The commit that checkpoints answers its moves only once the pages are
-/// copied and the file is synced, so a longer WAL holds up one batch for longer: at 8,000 pages
-/// (chosen when every append dirtied a page of an index of its own game) the load bench saw two
-/// or three commits of 15-24 ms in each 7-second run at 12,000 moves a second, and none past
-/// 9 ms at 1,000.
+/// copied and the file is synced, so a longer WAL holds up that batch for longer
+/// (docs/benchmarks.md has the measurements).
 pub(super) const CHECKPOINT_PAGES: i64 = 1_000;
 
 /// Requests taken together in one transaction at most.
@@ -19,7 +17,7 @@ pub(super) const MAX_BATCH: usize = 4096;
 /// next commit, the writer then lets requests gather for [`GATHER`], so that one commit (and its
 /// fsync) serves several times more moves. Under about 6,000 moves a second the gathered batch
 /// stays smaller than this and the writer goes back to committing at once, so a lightly loaded
-/// server pays no wait. Measured with `cargo bench --bench load` (CHANGELOG.md).
+/// server pays no wait.
 pub(super) const BUSY_BATCH: usize = 16;
 
 /// How long a busy writer lets requests gather before a commit. It sleeps rather than waiting on
