@@ -35,6 +35,7 @@ use crate::rules::{CardId, Game, Options, Ruleset, Seat, Setup, Viewer};
 use crate::store::{Change, EventStore, StoreError};
 
 use crate::service::accounts::players::Players;
+use crate::service::accounts::rater;
 use crate::service::error::{ServiceError, quote};
 use crate::service::games::lobby::{Lobby, SeatState, TokenHash, hash, new_token, now_unix};
 use crate::service::games::log::EventLog;
@@ -200,12 +201,15 @@ pub fn game_id(name: &str) -> Result<&str, ServiceError> {
 impl Registry {
     /// No games yet. On a shared store, starts following the store's change notices.
     pub fn new(store: Arc<dyn EventStore>, config: Config) -> Arc<Registry> {
+        let players = Players::new(store.clone());
+        let finishes = rater::start(players.clone());
         let registry = Arc::new_cyclic(|registry| Registry {
             table: Mutex::default(),
             loading: tokio::sync::Mutex::new(()),
             live: watch::channel(0).0,
             hooks: Arc::new(Hooks {
-                players: Players::new(store.clone()),
+                finishes,
+                players,
                 store,
                 lifecycle: config.lifecycle.clone(),
                 appended: Arc::new(watch::channel(0).0),

@@ -4,6 +4,7 @@
 use super::run::answering_reads;
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::service::accounts::rater::{Finish, Seated};
 
 impl Live {
     /// Appends `events` to the store (with the request that made them), then applies them.
@@ -111,46 +112,28 @@ impl Live {
         seen
     }
 
-    /// Stores a rated game's outcome and updates its players' ratings (once, whichever server
-    /// sees it finish first).
+    /// Reports a rated game's finish to the rater and waits until its ratings are stored.
     pub(super) async fn rate(&self) {
         let Some(game) = self.game.as_ref() else {
             return;
         };
-        let places = ratings::places(game);
-        let mut seated = Vec::new();
-        for (seat, place) in places.into_iter().enumerate() {
-            let player = match self.lobby.seats.get(seat) {
-                Some(_) if self.lobby.bot_seats.contains(&seat) => {
-                    match self.hooks.players.builtin(self.lobby.level_of(seat)).await {
-                        Ok(p) => p.name,
-                        Err(e) => {
-                            tracing::warn!(game = %self.name, error = %e, "not rated");
-                            return;
-                        }
-                    }
+        let seats = (0..self.lobby.seats.len())
+            .map(|seat| match &self.lobby.seats[seat] {
+                _ if self.lobby.bot_seats.contains(&seat) => {
+                    Seated::Builtin(self.lobby.level_of(seat))
                 }
-                Some(s) => match &s.player {
-                    Some(p) => p.clone(),
-                    None => {
-                        tracing::warn!(game = %self.name, seat, "not rated: a seat has no player");
-                        return;
-                    }
-                },
-                None => return,
-            };
-            seated.push((player, place));
-        }
-        let outcome = ratings::Outcome {
+                s => s.player.clone().map_or(Seated::Nobody, Seated::Player),
+            })
+            .collect();
+        let (done, rated) = oneshot::channel();
+        let finish = Finish {
             game: self.name.to_string(),
-            ruleset: self.lobby.setup.ruleset,
-            finished_millis: players::now_millis(),
-            places: seated,
+            state: game.clone(),
+            seats,
+            done,
         };
-        match self.hooks.players.record_outcome(&outcome).await {
-            Ok(true) => tracing::info!(game = %self.name, "ratings updated"),
-            Ok(false) => {}
-            Err(e) => tracing::warn!(game = %self.name, error = %e, "ratings not updated"),
+        if self.hooks.finishes.send(finish).is_ok() {
+            let _ = rated.await;
         }
     }
 

@@ -40,7 +40,7 @@ use crate::store::{EventStore, StoreError};
 use crate::chan::mailbox;
 use crate::chan::signal;
 use crate::service::accounts::players::{self, Players};
-use crate::service::accounts::ratings;
+use crate::service::accounts::rater::Finishes;
 use crate::service::error::ServiceError;
 use crate::service::games::lobby::{
     GameInfo, Lobby, SeatState, Status, TokenHash, hash, new_token,
@@ -235,8 +235,10 @@ pub(crate) struct Hooks {
     pub appended: Arc<watch::Sender<u64>>,
     /// The server's metrics.
     pub metrics: Arc<Metrics>,
-    /// Registered players, invite codes, and where a rated game's outcome goes.
+    /// Registered players and invite codes.
     pub players: Players,
+    /// Where a rated game's finish is reported, to be rated.
+    pub finishes: Finishes,
     /// The registry, which loads a game again once its task has stopped.
     pub registry: Weak<Registry>,
 }
