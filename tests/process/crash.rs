@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use unoflip::proto as pb;
 
+use super::harness::{get_game, options, started};
 use crate::kit::{Client, Server, authed, pick_move, reason, temp_sqlite};
 
 /// Plays moves of `game` until an error (the server is gone); records each acknowledged version.
@@ -83,43 +84,7 @@ async fn crash_and_recover(store: &str) {
     let mut client = server.client().await;
     let mut tables = Vec::new();
     for _ in 0..20 {
-        let options = pb::GameOptions {
-            seats: 3,
-            ..Default::default()
-        };
-        let game = client
-            .create_game(pb::CreateGameRequest {
-                options: Some(options),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
-        let mut tokens = Vec::new();
-        for seat in 0..3 {
-            let joined = client
-                .join_game(pb::JoinGameRequest {
-                    game: game.name.clone(),
-                    seat: Some(seat),
-                    player_name: String::new(),
-                    player: String::new(),
-                })
-                .await
-                .unwrap()
-                .into_inner();
-            tokens.push(joined.seat_token);
-        }
-        client
-            .start_game(authed(
-                pb::StartGameRequest {
-                    game: game.name.clone(),
-                },
-                &tokens[0],
-            ))
-            .await
-            .unwrap();
-        tables.push((game.name, tokens));
+        tables.push(started(&mut client, options(3)).await);
     }
     let acked = Arc::new(Mutex::new(HashMap::new()));
     let players: Vec<_> = tables
@@ -147,13 +112,7 @@ async fn crash_and_recover(store: &str) {
     let server = Server::start_on(port, store, FLAGS).await;
     let mut client = server.client().await;
     for (game, tokens) in &tables {
-        let stored = client
-            .get_game(pb::GetGameRequest { name: game.clone() })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let stored = get_game(&mut client, game).await;
         let seen = acked.get(game).copied().unwrap_or(0);
         assert!(
             stored.version >= seen,
@@ -208,13 +167,7 @@ async fn crash_and_recover(store: &str) {
                 break;
             }
         }
-        let finished = client
-            .get_game(pb::GetGameRequest { name: game.clone() })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let finished = get_game(&mut client, game).await;
         assert_eq!(finished.status, pb::GameStatus::Finished as i32, "{game}");
     }
 }
