@@ -35,6 +35,10 @@ catalogue! {
     InvalidRequest = "INVALID_REQUEST",
     MessageTooLarge = "MESSAGE_TOO_LARGE",
     UnknownMethod = "UNKNOWN_METHOD",
+    // Connect and JSON requests the Connect layer refuses before the call.
+    HttpMethodNotAllowed = "HTTP_METHOD_NOT_ALLOWED",
+    ContentTypeUnsupported = "CONTENT_TYPE_UNSUPPORTED",
+    EncodingUnsupported = "ENCODING_UNSUPPORTED",
     DeadlineExceeded = "DEADLINE_EXCEEDED",
     Cancelled = "CANCELLED",
     ResourceExhausted = "RESOURCE_EXHAUSTED",

@@ -1,5 +1,5 @@
-//! The edge put together: one port serving gRPC, grpc-web, the page, the probes and the metrics,
-//! behind the transport's limits, the reasons layer and CORS.
+//! The edge put together: one port serving gRPC, grpc-web, Connect (and JSON, NDJSON), the page,
+//! the probes and the metrics, behind the transport's limits, the reasons layer and CORS.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -11,6 +11,8 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, Expos
 use crate::proto::uno_flip_service_server::UnoFlipServiceServer;
 use crate::service::games::Registry;
 use crate::service::grpc::Service;
+use crate::service::http::connect::ConnectLayer;
+use crate::service::http::schema::Schema;
 use crate::service::http::{ConnectionLimits, RateLimitLayer, RateLimits, conn, reasons, web};
 
 /// Largest request a client may send.
@@ -76,6 +78,17 @@ pub async fn serve(
     let reflection_v1alpha = reflection().build_v1alpha()?;
     let service = UnoFlipServiceServer::new(Service::new(registry.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
+    // The methods Connect and JSON clients may call, and the error details they may be shown.
+    let schema = Schema::new(&[
+        crate::proto::FILE_DESCRIPTOR_SET,
+        tonic_health::pb::FILE_DESCRIPTOR_SET,
+        tonic_types::pb::FILE_DESCRIPTOR_SET,
+    ])?;
+    let connect = ConnectLayer::new(
+        Arc::new(schema),
+        registry.hooks.metrics.clone(),
+        MAX_REQUEST_BYTES,
+    );
     let cors = CorsLayer::new()
         .allow_origin(if limits.cors_origins.is_empty() {
             AllowOrigin::mirror_request()
@@ -97,6 +110,7 @@ pub async fn serve(
         .http2_keepalive_timeout(Some(limits.keepalive))
         .layer(web::WebLayer::new(registry.clone()))
         .layer(cors)
+        .layer(connect)
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(reasons::ReasonLayer {
             timeout: limits.request_timeout,

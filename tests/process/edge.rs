@@ -1,6 +1,7 @@
 //! The edge of the built server: every refusal carries a reason (also the ones tonic makes by
 //! itself: undecodable bodies, messages over the limit, unknown methods), input out of range is
-//! never answered with a retryable code, and plain HTTP gets probes, metrics or a plain 404/415.
+//! never answered with a retryable code, and plain HTTP gets probes, metrics, Connect calls at a
+//! method's path, or a plain 404/415.
 
 use std::time::Duration;
 
@@ -73,14 +74,35 @@ pub(super) async fn http(port: u16, method: &str, path: &str, headers: &str) -> 
     (code, body)
 }
 
+/// An HTTP/1.1 request with a body (its headers give its length): the status code and the
+/// body.
+pub(super) async fn http_body(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, String) {
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n{body}"
+    );
+    let (code, _, body) = exchange(port, request).await;
+    (code, body)
+}
+
 /// The same with the response's header lines.
 async fn http_full(port: u16, method: &str, path: &str, headers: &str) -> (u16, String, String) {
-    let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Connection: close\r\n\r\n"
     );
+    exchange(port, request).await
+}
+
+/// Sends `request` on a fresh connection: the status code, the header lines and the body.
+async fn exchange(port: u16, request: String) -> (u16, String, String) {
+    let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
     socket.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer))
@@ -201,18 +223,25 @@ async fn plain_http_gets_probes_metrics_and_plain_refusals() {
         "the page links to the rule book"
     );
     assert_eq!(http(port, "GET", "/nothing-here", "").await.0, 404);
-    // A gRPC path asked for as a web page, or with a JSON body, is not gRPC.
-    assert_eq!(
-        http(port, "GET", "/unoflip.v1.UnoFlipService/GetDecks", "")
-            .await
-            .0,
-        404
-    );
+    // A method's path read as a web page, or posted with a JSON body (an empty one is the empty
+    // message), is a Connect call (tests/process/connect.rs has the rest).
+    let (status, decks) = http(port, "GET", "/unoflip.v1.UnoFlipService/GetDecks", "").await;
+    assert_eq!(status, 200);
+    assert!(decks.starts_with(r#"{"flip":[{"light":"#), "{decks:.100}");
+    let (status, posted) = http(
+        port,
+        "POST",
+        "/unoflip.v1.UnoFlipService/GetDecks",
+        "Content-Type: application/json\r\nContent-Length: 0\r\n",
+    )
+    .await;
+    assert_eq!((status, &posted), (200, &decks));
+    // Anything else that is not gRPC is plain HTTP.
     assert_eq!(
         http(
             port,
             "POST",
-            "/unoflip.v1.UnoFlipService/GetDecks",
+            "/healthz",
             "Content-Type: application/json\r\nContent-Length: 0\r\n"
         )
         .await

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use tonic::{Request, Status};
 use unoflip::proto as pb;
 
-pub use crate::kit::{ADMIN, Client, Server, authed, reason, temp_sqlite};
+pub use crate::kit::{ADMIN, Client, Server, authed, pick_move, reason, temp_sqlite};
 
 /// Options for a game with `seats` seats.
 pub fn options(seats: u32) -> pb::GameOptions {

@@ -7,6 +7,7 @@ mod attacks;
 mod cancelled;
 #[path = "../common/mod.rs"]
 mod common;
+mod connect;
 mod crash;
 mod edge;
 mod expert;

@@ -92,14 +92,17 @@ where
 /// Counts an answer by method and code, and a refusal by reason. Paths nobody serves count as
 /// one method, `unknown`, so that a client cannot grow the label set.
 fn count(metrics: &Metrics, path: String, response: &Response<Body>) {
-    let (code, reason) = match Status::from_header_map(response.headers()) {
-        Some(status) => (
-            status.code(),
-            status.get_details_error_info().map(|info| info.reason),
-        ),
+    match Status::from_header_map(response.headers()) {
+        Some(status) => count_status(metrics, path, &status),
         // The status comes in the trailers: the call goes on (a stream).
-        None => (Code::Ok, None),
-    };
+        None => count_status(metrics, path, &Status::ok("")),
+    }
+}
+
+/// Counts an answer with `status` to a call of `path`.
+pub(crate) fn count_status(metrics: &Metrics, path: String, status: &Status) {
+    let code = status.code();
+    let reason = status.get_details_error_info().map(|info| info.reason);
     let method = if code == Code::Unimplemented {
         "unknown".to_owned()
     } else {
@@ -144,7 +147,8 @@ fn refusal(code: Code, reason: Reason, message: String) -> Response<Body> {
     status(code, reason, message).into_http()
 }
 
-fn status(code: Code, reason: Reason, message: String) -> Status {
+/// A refusal with `code`, `reason` and `message`.
+pub(crate) fn status(code: Code, reason: Reason, message: String) -> Status {
     Status::with_error_details(
         code,
         message,

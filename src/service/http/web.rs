@@ -5,8 +5,9 @@
 //!   needs no Node); `/rules.md` gets the rule book, `docs/rules.md`, which the page links to.
 //! - `GET /healthz`: 200 while the process serves; `GET /readyz`: 200 when the store answers,
 //!   503 otherwise; `GET /metrics`: the Prometheus metrics (`metrics.rs`).
-//! - gRPC and grpc-web requests (`application/grpc*` content types) and CORS preflights go on to
-//!   the services. Anything else gets a plain 404 (`GET`, `HEAD`) or 415.
+//! - gRPC and grpc-web requests (`application/grpc*` content types), calls of a method's path
+//!   (`/package.Service/Method`, for Connect and JSON) and CORS preflights go on to the services.
+//!   Anything else gets a plain 404 (`GET`, `HEAD`) or 415.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -70,9 +71,19 @@ fn text(status: StatusCode, body: String, mime: &'static str) -> Response<Body> 
 
 const PLAIN: &str = "text/plain; charset=utf-8";
 
-/// Whether a request is for the gRPC services (gRPC, grpc-web, or a CORS preflight).
+/// Whether a request is for the services: gRPC, grpc-web, a CORS preflight, or a call of a
+/// method's path (`/package.Service/Method`: two segments, the first with a dot), which the
+/// Connect layer serves or refuses with a reason.
 fn for_services<B>(request: &Request<B>) -> bool {
+    let path = request.uri().path();
+    let method_path = path
+        .strip_prefix('/')
+        .and_then(|p| p.split_once('/'))
+        .is_some_and(|(service, method)| {
+            service.contains('.') && !method.is_empty() && !method.contains('/')
+        });
     request.method() == Method::OPTIONS
+        || method_path
         || request
             .headers()
             .get(header::CONTENT_TYPE)
@@ -105,8 +116,8 @@ async fn plain<B>(request: Request<B>, registry: Arc<Registry>) -> Response<Body
         (true, _) => text(StatusCode::NOT_FOUND, "not found\n".into(), PLAIN),
         (false, _) => text(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "this port serves gRPC and grpc-web (application/grpc*), the page, /healthz, /readyz \
-             and /metrics\n"
+            "this port serves gRPC, grpc-web and Connect (at /package.Service/Method), the page, \
+             /healthz, /readyz and /metrics\n"
                 .into(),
             PLAIN,
         ),
