@@ -1,15 +1,15 @@
-// The connection to the server: a client generated from proto/ (protoc-gen-es), over grpc-web
-// to the origin that served this page, and the seats this browser holds.
+// The connection to the server: the TypeScript package (clients/typescript: the service
+// generated from proto/ and its wrapper), over grpc-web to the origin that served this page, and
+// the seats this browser holds.
 
-import { createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
-import { UnoFlipService } from "./gen/unoflip/v1/service_pb";
+import { Unoflip } from "@unoflip/client";
 
 /** The service, over grpc-web on the page's own origin (no proxy). */
-export const client = createClient(
-  UnoFlipService,
-  createGrpcWebTransport({ baseUrl: location.origin }),
-);
+export const unoflip = new Unoflip(createGrpcWebTransport({ baseUrl: location.origin }));
+
+/** The generated client, for every call. */
+export const client = unoflip.rpc;
 
 /** A seat this browser joined: kept in localStorage so that a reload keeps it. */
 export interface SeatKey {

@@ -10,7 +10,7 @@
 // watched as a spectator.
 
 import { ConnectError } from "@connectrpc/connect";
-import { Color, Side, type Card, type Face } from "./gen/unoflip/v1/cards_pb";
+import { Color, Side, type Card, type Face } from "@unoflip/client";
 import {
   Awaiting,
   Ruleset,
@@ -22,9 +22,10 @@ import {
   type Game,
   type HouseRules,
   type View,
-} from "./gen/unoflip/v1/game_pb";
+} from "@unoflip/client";
+import { UnoflipError } from "@unoflip/client";
 import { authorized, client, loadMe, loadSeat, saveMe, saveSeat, type Me } from "./api";
-import { Kind } from "./gen/unoflip/v1/cards_pb";
+import { Kind } from "@unoflip/client";
 import { actionWords, activeFace, colorName, eventWords, faceName, otherFace } from "./words";
 
 const HOUSE_RULES: [keyof HouseRuleFlags, string][] = [
@@ -61,10 +62,16 @@ function el<K extends keyof HTMLElementTagNameMap>(
 }
 
 function showError(error: unknown): void {
-  const text = error instanceof ConnectError ? error.rawMessage : String(error);
+  const text =
+    error instanceof ConnectError || error instanceof UnoflipError ? messageOf(error) : String(error);
   const box = $("#error");
   box.textContent = text;
   box.hidden = false;
+}
+
+/** A refusal's words for a person: the server's message (the reason is for programs). */
+function messageOf(error: ConnectError | UnoflipError): string {
+  return error instanceof ConnectError ? error.rawMessage : error.message;
 }
 
 function clearError(): void {

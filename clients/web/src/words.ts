@@ -1,7 +1,7 @@
 // Cards, actions and events in words, as the table shows them.
 
-import { Color, Kind, Side, type Card, type Face } from "./gen/unoflip/v1/cards_pb";
-import { DrawCause, type Action, type Event } from "./gen/unoflip/v1/game_pb";
+import { Color, Kind, Side, type Card, type Face } from "@unoflip/client";
+import { DrawCause, type Action, type Event } from "@unoflip/client";
 
 const KINDS: Record<number, string> = {
   [Kind.DRAW_ONE]: "draw one",
