@@ -1,8 +1,9 @@
 //! Fuzzing the built server on the wire. proptest makes the inputs: for every RPC, random bytes
 //! and mutations of a valid request (bytes flipped, set, cut or inserted), with or without a
-//! gRPC frame header around them, with no token, a seat's, the admin's or a garbled one, sent as
-//! HTTP/2 (with the `h2` crate, so that even the framing can be wrong) or as grpc-web over
-//! HTTP/1.1. For each: the server answers (no hang, no crash), every refusal carries an
+//! frame header around them, with no token, a seat's, the admin's or a garbled one, sent as
+//! gRPC over HTTP/2 (with the `h2` crate, so that even the framing can be wrong), as grpc-web over
+//! HTTP/1.1, or over the Connect protocol: JSON (the valid request in canonical JSON, mutated),
+//! binary, a Connect stream's envelope, NDJSON, or a GET with the message in the query. For each: the server answers (no hang, no crash), every refusal carries an
 //! `ErrorInfo` reason and is never `INTERNAL` or `UNKNOWN`, and a refused call changes nothing
 //! (the games' versions, a lobby's seats, the live game count). At the end the server still
 //! serves and its log has no panic.
@@ -42,6 +43,9 @@ const RPCS: [(&str, bool); 19] = [
     ("GetLeaderboard", false),
     ("FindMatch", true),
 ];
+
+/// Calls made, spread over the RPCs and transports.
+const CASES: u32 = 1800;
 
 /// What the fuzz plays against: a started game and a lobby with open seats.
 struct Fixture {
@@ -200,12 +204,27 @@ enum Token {
     Garbled,
 }
 
+/// How the call is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    Grpc,
+    GrpcWeb,
+    /// Connect in JSON: unary, or a Connect stream (enveloped) for streaming methods.
+    ConnectJson,
+    /// Connect in binary: unary, or a Connect stream for streaming methods.
+    ConnectProto,
+    /// A POST in plain JSON: unary, or NDJSON for streaming methods.
+    PlainJson,
+    /// A GET with the message (JSON) in the query.
+    Get,
+}
+
 #[derive(Clone, Debug)]
 struct Case {
     rpc: usize,
     body: Body,
     token: Token,
-    grpc_web: bool,
+    transport: Transport,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -223,11 +242,19 @@ fn case() -> impl Strategy<Value = Case> {
         Just(Token::Player),
         Just(Token::Garbled),
     ];
-    (0..RPCS.len(), body, token, any::<bool>()).prop_map(|(rpc, body, token, grpc_web)| Case {
+    let transport = prop_oneof![
+        Just(Transport::Grpc),
+        Just(Transport::GrpcWeb),
+        Just(Transport::ConnectJson),
+        Just(Transport::ConnectProto),
+        Just(Transport::PlainJson),
+        Just(Transport::Get),
+    ];
+    (0..RPCS.len(), body, token, transport).prop_map(|(rpc, body, token, transport)| Case {
         rpc,
         body,
         token,
-        grpc_web,
+        transport,
     })
 }
 
@@ -436,6 +463,174 @@ async fn web_call(port: u16, rpc: usize, auth: Option<&str>, body: Vec<u8>) -> A
     }
 }
 
+/// The Connect code named `name`.
+fn code_named(name: &str) -> Code {
+    match name {
+        "canceled" => Code::Cancelled,
+        "invalid_argument" => Code::InvalidArgument,
+        "deadline_exceeded" => Code::DeadlineExceeded,
+        "not_found" => Code::NotFound,
+        "already_exists" => Code::AlreadyExists,
+        "permission_denied" => Code::PermissionDenied,
+        "resource_exhausted" => Code::ResourceExhausted,
+        "failed_precondition" => Code::FailedPrecondition,
+        "aborted" => Code::Aborted,
+        "out_of_range" => Code::OutOfRange,
+        "unimplemented" => Code::Unimplemented,
+        "internal" => Code::Internal,
+        "unavailable" => Code::Unavailable,
+        "data_loss" => Code::DataLoss,
+        "unauthenticated" => Code::Unauthenticated,
+        _ => Code::Unknown,
+    }
+}
+
+/// A Connect error JSON as an answer.
+fn connect_answer(error: &serde_json::Value) -> Answer {
+    Answer {
+        code: Some(code_named(error["code"].as_str().unwrap_or("?"))),
+        reason: error["details"][0]["debug"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
+/// A Connect, JSON or NDJSON call over HTTP/1.1 on a fresh connection.
+async fn connect_call(
+    port: u16,
+    rpc: usize,
+    transport: Transport,
+    auth: Option<&str>,
+    body: Vec<u8>,
+) -> Answer {
+    let streaming = RPCS[rpc].1;
+    let content_type = match (transport, streaming) {
+        (Transport::ConnectJson, true) => "application/connect+json",
+        (Transport::ConnectProto, true) => "application/connect+proto",
+        (Transport::ConnectProto, false) => "application/proto",
+        _ => "application/json",
+    };
+    let auth = auth.map_or(String::new(), |a| format!("authorization: {a}\r\n"));
+    let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    if transport == Transport::Get {
+        let query: String = body.iter().map(|b| format!("%{b:02X}")).collect();
+        let head = format!(
+            "GET /unoflip.v1.UnoFlipService/{}?encoding=json&message={query} HTTP/1.1\r\n\
+             Host: localhost\r\n{auth}Connection: close\r\n\r\n",
+            RPCS[rpc].0
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+    } else {
+        let head = format!(
+            "POST /unoflip.v1.UnoFlipService/{} HTTP/1.1\r\nHost: localhost\r\n\
+             content-type: {content_type}\r\n{auth}content-length: {}\r\n\
+             Connection: close\r\n\r\n",
+            RPCS[rpc].0,
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        // The server may answer before reading a body it refuses.
+        let _ = socket.write_all(&body).await;
+    }
+    let mut raw = Vec::new();
+    let read = tokio::time::timeout(
+        Duration::from_secs(if streaming { 2 } else { 10 }),
+        socket.read_to_end(&mut raw),
+    )
+    .await;
+    let stream_open = read.is_err();
+    assert!(!stream_open || streaming, "no answer within 10 s");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP answer");
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().to_owned())
+        })
+    };
+    let mut body = raw[split + 4..].to_vec();
+    if header("transfer-encoding").is_some_and(|v| v == "chunked") {
+        body = unchunk(&body);
+    }
+    let answered_type = header("content-type").unwrap_or_default();
+    let open = Answer {
+        code: None,
+        reason: String::new(),
+    };
+    match answered_type.as_str() {
+        "application/json" if status == 200 => Answer {
+            code: Some(Code::Ok),
+            reason: String::new(),
+        },
+        "application/json" => connect_answer(
+            &serde_json::from_slice(&body)
+                .unwrap_or_else(|e| panic!("an error that is not JSON ({e}): {head}")),
+        ),
+        "application/proto" => {
+            assert_eq!(status, 200, "{head}");
+            Answer {
+                code: Some(Code::Ok),
+                reason: String::new(),
+            }
+        }
+        "application/x-ndjson" => {
+            let last = body
+                .split(|b| *b == b'\n')
+                .rfind(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice::<serde_json::Value>(l).unwrap());
+            match last {
+                Some(line) if line.get("error").is_some() => connect_answer(&line["error"]),
+                _ if stream_open => open,
+                _ => Answer {
+                    code: Some(Code::Ok),
+                    reason: String::new(),
+                },
+            }
+        }
+        "application/connect+json" | "application/connect+proto" => {
+            let mut rest = &body[..];
+            while rest.len() >= 5 {
+                let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+                let end = (5 + len).min(rest.len());
+                if rest[0] & 0x02 != 0 {
+                    let last: serde_json::Value = serde_json::from_slice(&rest[5..end]).unwrap();
+                    return match last.get("error") {
+                        Some(error) => connect_answer(error),
+                        None => Answer {
+                            code: Some(Code::Ok),
+                            reason: String::new(),
+                        },
+                    };
+                }
+                rest = &rest[end..];
+            }
+            assert!(stream_open, "a Connect stream without its end: {head}");
+            open
+        }
+        other => panic!("an answer of content type {other:?}: {head}"),
+    }
+}
+
+/// The canonical JSON of RPC `rpc`'s request in binary (empty if it does not decode).
+fn as_json(pool: &prost_reflect::DescriptorPool, rpc: usize, proto: &[u8]) -> Vec<u8> {
+    let name = format!("unoflip.v1.{}Request", RPCS[rpc].0);
+    let descriptor = pool.get_message_by_name(&name).unwrap();
+    prost_reflect::DynamicMessage::decode(descriptor, proto)
+        .map(|m| serde_json::to_vec(&m).unwrap())
+        .unwrap_or_default()
+}
+
 /// What a refused call must leave as it was.
 async fn fingerprint(client: &mut Client, fixture: &Fixture) -> (u64, pb::Game, String) {
     let game = get_game(client, &fixture.game).await;
@@ -493,8 +688,9 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
     });
     let client = std::cell::RefCell::new(runtime.block_on(server.client()));
     let refused = std::cell::Cell::new(0);
+    let pool = prost_reflect::DescriptorPool::decode(pb::FILE_DESCRIPTOR_SET).unwrap();
     let mut runner = TestRunner::new(Config {
-        cases: 1200,
+        cases: CASES,
         failure_persistence: None,
         ..Config::default()
     });
@@ -520,11 +716,34 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
                     Some(v) => fixture.valid(case.rpc, v.legal_actions.first().cloned(), v.version),
                     None => fixture.valid(case.rpc, None, before.0),
                 };
+                // In JSON, the valid request is mutated as text; a frame is gRPC's or a Connect
+                // stream's envelope (the same five bytes), and only streams over Connect have one.
+                let json = matches!(
+                    case.transport,
+                    Transport::ConnectJson | Transport::PlainJson | Transport::Get
+                );
+                let valid = if json {
+                    as_json(&pool, case.rpc, &valid)
+                } else {
+                    valid
+                };
+                let enveloped = match case.transport {
+                    Transport::Grpc | Transport::GrpcWeb => true,
+                    Transport::ConnectJson | Transport::ConnectProto => RPCS[case.rpc].1,
+                    Transport::PlainJson | Transport::Get => false,
+                };
+                let frame = |bytes: &[u8]| {
+                    if enveloped {
+                        framed(bytes)
+                    } else {
+                        bytes.to_vec()
+                    }
+                };
                 let body = match &case.body {
                     Body::Raw(bytes) => bytes.clone(),
-                    Body::RawFramed(bytes) => framed(bytes),
-                    Body::Mutated(m) => framed(&mutate(valid, m)),
-                    Body::MutatedFrame(m) => mutate(framed(&valid), m),
+                    Body::RawFramed(bytes) => frame(bytes),
+                    Body::Mutated(m) => frame(&mutate(valid, m)),
+                    Body::MutatedFrame(m) => mutate(frame(&valid), m),
                 };
                 let auth = match case.token {
                     Token::None => None,
@@ -534,10 +753,14 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
                     Token::Player => Some(format!("Bearer {}", fixture.player_token)),
                     Token::Garbled => Some("Bearer !!not~a~token".into()),
                 };
-                let answer = if case.grpc_web {
-                    web_call(fixture.port, case.rpc, auth.as_deref(), body).await
-                } else {
-                    h2_call(fixture.port, case.rpc, auth.as_deref(), body).await
+                let answer = match case.transport {
+                    Transport::GrpcWeb => {
+                        web_call(fixture.port, case.rpc, auth.as_deref(), body).await
+                    }
+                    Transport::Grpc => h2_call(fixture.port, case.rpc, auth.as_deref(), body).await,
+                    transport => {
+                        connect_call(fixture.port, case.rpc, transport, auth.as_deref(), body).await
+                    }
                 };
                 let Some(code) = answer.code.filter(|c| *c != Code::Ok) else {
                     return Ok(());
@@ -558,7 +781,10 @@ fn fuzzed_calls_on_every_rpc_are_answered_with_reasons_and_refusals_change_nothi
         })
         .unwrap();
     let refused = refused.get();
-    assert!(refused > 600, "most fuzzed calls are refused: {refused}");
+    assert!(
+        refused > CASES / 2,
+        "most fuzzed calls are refused: {refused}"
+    );
     runtime.block_on(async {
         let mut client = server.client().await;
         client.get_decks(pb::GetDecksRequest {}).await.unwrap();
