@@ -291,7 +291,7 @@ async fn main() -> Result<(), Error> {
             "--max-games-per-client",
             "1000000",
         ],
-        log_filter: "warn",
+        log_filter: "warn,unoflip::cli::serve=info",
         ..Launch::default()
     })
     .await;

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::service::http::tls::Certificates;
 use crate::service::publish::{PublishConfig, Retention, Start};
 use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, RateLimits, Registry};
 
@@ -68,6 +69,14 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub cors_origins: Vec<String>,
+    /// A certificate chain (PEM) to serve TLS with, on the same port (ALPN h2 and http/1.1):
+    /// https for gRPC, grpc-web, Connect, the page and the probes. Needs `--tls-key`. Read
+    /// again on SIGHUP and whenever the file changes, without dropping connections.
+    #[arg(long, env = "UNOFLIP_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, env = "UNOFLIP_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -209,6 +218,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
                     .map_err(|_| format!("--cors-origin {o:?} is not an origin"))
             })
             .collect::<Result<_, _>>()?,
+        tls: match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(Certificates::load(cert, key)?),
+            _ => None,
+        },
     };
     raise_open_file_limit();
     let registry = Registry::new(store, config);
@@ -252,7 +265,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
         }
     });
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    tracing::info!(address = %listener.local_addr()?, "unoflip serving");
+    let tls_on = limits.tls.is_some();
+    tracing::info!(address = %listener.local_addr()?, tls = tls_on, "unoflip serving");
     service::serve(listener, registry, limits, shutdown_signal()).await?;
     tracing::info!("unoflip stopped");
     Ok(())

@@ -13,6 +13,7 @@ use crate::service::games::Registry;
 use crate::service::grpc::Service;
 use crate::service::http::connect::ConnectLayer;
 use crate::service::http::schema::Schema;
+use crate::service::http::tls::Certificates;
 use crate::service::http::{ConnectionLimits, RateLimitLayer, RateLimits, conn, reasons, web};
 
 /// Largest request a client may send.
@@ -34,6 +35,8 @@ pub struct Limits {
     pub keepalive: Duration,
     /// Origins whose web pages may call the service (grpc-web, CORS); empty: any origin.
     pub cors_origins: Vec<http::HeaderValue>,
+    /// The certificate to serve TLS with; none: plain TCP.
+    pub tls: Option<Arc<Certificates>>,
 }
 
 impl Default for Limits {
@@ -45,6 +48,7 @@ impl Default for Limits {
             connections: ConnectionLimits::default(),
             keepalive: Duration::from_secs(60),
             cors_origins: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -66,7 +70,19 @@ pub async fn serve(
         shutdown.await;
         stopping.stop_streams();
     };
-    let incoming = conn::accept(listener, limits.connections, registry.hooks.metrics.clone());
+    let accepted = conn::accept(listener, limits.connections, registry.hooks.metrics.clone());
+    let incoming: std::pin::Pin<Box<dyn tokio_stream::Stream<Item = _> + Send>> = match &limits.tls
+    {
+        Some(certificates) => {
+            certificates.watch();
+            Box::pin(conn::secure(
+                accepted,
+                certificates.acceptor()?,
+                limits.connections.handshake_timeout,
+            ))
+        }
+        None => Box::pin(conn::plain(accepted)),
+    };
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<UnoFlipServiceServer<Service>>().await;
     let reflection = || {

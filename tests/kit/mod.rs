@@ -12,7 +12,7 @@ pub mod nats;
 pub mod postgres;
 pub mod tools;
 
-pub use binary::{ADMIN, Launch, Server, temp_sqlite};
+pub use binary::{ADMIN, Launch, Server, binary, temp_sqlite};
 pub use client::{Client, authed, connect, pick_move, reason};
 pub use in_process::{IN_PROCESS_ADMIN, InProcess};
 pub use nats::Nats;

@@ -882,3 +882,56 @@ async fn the_curl_bot_plays_a_whole_round_from_the_ndjson_stream() {
     let status = get_game(&mut client, &game).await.status;
     assert_eq!(status, pb::GameStatus::Finished as i32, "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_calls_pass_the_same_cors_and_rate_limit_as_grpc() {
+    let server = Server::start(
+        "memory",
+        &[
+            "--cors-origin",
+            "https://play.example.com",
+            "--rate-limit",
+            "20",
+        ],
+    )
+    .await;
+    let port = server.port;
+    // A browser's preflight for a Connect call: its headers are allowed for the origin.
+    let (_, head, _) = super::edge::http_full(
+        port,
+        "OPTIONS",
+        &format!("{API}/GetGame"),
+        "Origin: https://play.example.com\r\nAccess-Control-Request-Method: POST\r\n\
+         Access-Control-Request-Headers: content-type,connect-protocol-version,connect-timeout-ms\r\n",
+    )
+    .await;
+    assert!(
+        head.contains("access-control-allow-origin: https://play.example.com")
+            && head.contains("connect-protocol-version")
+            && head.contains("connect-timeout-ms"),
+        "{head}"
+    );
+    let (_, head, _) = super::edge::http_full(
+        port,
+        "GET",
+        &format!("{API}/GetDecks"),
+        "Origin: https://evil.example.net\r\n",
+    )
+    .await;
+    assert!(!head.contains("access-control-allow-origin"), "{head}");
+    // The client address's rate limit (20 a second, in bursts of 20) holds for Connect too.
+    let mut limited = None;
+    for _ in 0..60 {
+        let (status, _, body) = h2_call(port, "GET", &format!("{API}/GetDecks"), &[], vec![]).await;
+        if status != 200 {
+            limited = Some((status, serde_json::from_slice::<Value>(&body).unwrap()));
+            break;
+        }
+    }
+    let (status, error) = limited.expect("60 calls at once are rate limited");
+    assert_eq!(status, 429);
+    assert_eq!(
+        connect_error(&error),
+        ("resource_exhausted".to_owned(), "RATE_LIMITED".to_owned())
+    );
+}

@@ -91,7 +91,12 @@ pub(super) async fn http_body(
 }
 
 /// The same with the response's header lines.
-async fn http_full(port: u16, method: &str, path: &str, headers: &str) -> (u16, String, String) {
+pub(super) async fn http_full(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &str,
+) -> (u16, String, String) {
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Connection: close\r\n\r\n"
     );

@@ -25,4 +25,5 @@ mod request_ids;
 mod restart;
 mod serve;
 mod shutdown;
+mod tls;
 mod two_servers;

@@ -266,3 +266,129 @@ impl AsyncWrite for Counted {
         self.stream.is_write_vectored()
     }
 }
+
+/// A connection as tonic serves it: plain, or over TLS.
+pub enum Conn {
+    /// Plain TCP.
+    Plain(Counted),
+    /// TLS over TCP.
+    Secure(Box<tokio_rustls::server::TlsStream<Counted>>),
+}
+
+/// Plain connections as [`Conn`]s.
+pub fn plain(
+    incoming: ReceiverStream<io::Result<Counted>>,
+) -> impl tokio_stream::Stream<Item = io::Result<Conn>> {
+    use tokio_stream::StreamExt;
+    incoming.map(|accepted| accepted.map(Conn::Plain))
+}
+
+/// Connections over TLS: each handshake runs on its own (a slow one holds no other back) within
+/// `timeout`; a failed one is dropped.
+pub fn secure(
+    mut incoming: ReceiverStream<io::Result<Counted>>,
+    acceptor: tokio_rustls::TlsAcceptor,
+    timeout: Duration,
+) -> ReceiverStream<io::Result<Conn>> {
+    use tokio_stream::StreamExt;
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                accepted = incoming.next() => accepted,
+                () = tx.closed() => return,
+            };
+            let Some(accepted) = accepted else { return };
+            let counted = match accepted {
+                Ok(counted) => counted,
+                Err(error) => {
+                    if tx.send(Err(error)).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            let acceptor = acceptor.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                match tokio::time::timeout(timeout, acceptor.accept(counted)).await {
+                    Ok(Ok(stream)) => {
+                        let _ = tx.send(Ok(Conn::Secure(Box::new(stream)))).await;
+                    }
+                    Ok(Err(error)) => tracing::debug!(%error, "TLS handshake failed"),
+                    Err(_) => tracing::debug!("TLS handshake timed out"),
+                }
+            });
+        }
+    });
+    ReceiverStream::new(rx)
+}
+
+impl Connected for Conn {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> TcpConnectInfo {
+        match self {
+            Conn::Plain(counted) => counted.connect_info(),
+            Conn::Secure(stream) => stream.get_ref().0.connect_info(),
+        }
+    }
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(counted) => Pin::new(counted).poll_read(cx, buf),
+            Conn::Secure(stream) => Pin::new(stream.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(counted) => Pin::new(counted).poll_write(cx, buf),
+            Conn::Secure(stream) => Pin::new(stream.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(counted) => Pin::new(counted).poll_flush(cx),
+            Conn::Secure(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(counted) => Pin::new(counted).poll_shutdown(cx),
+            Conn::Secure(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(counted) => Pin::new(counted).poll_write_vectored(cx, bufs),
+            Conn::Secure(stream) => Pin::new(stream.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Conn::Plain(counted) => counted.is_write_vectored(),
+            Conn::Secure(stream) => stream.is_write_vectored(),
+        }
+    }
+}

@@ -7,6 +7,7 @@ pub(crate) mod connect;
 mod limit;
 pub(crate) mod reasons;
 pub(crate) mod schema;
+pub mod tls;
 pub(crate) mod web;
 
 pub use conn::ConnectionLimits;
