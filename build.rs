@@ -1,5 +1,5 @@
-//! Compiles `proto/` with protox (pure Rust, no system `protoc`) into tonic code and a descriptor
-//! set for server reflection.
+//! Compiles `proto/` with protox (pure Rust, no system `protoc`) into tonic code, a descriptor
+//! set for server reflection, and (pbjson) the messages' proto3 JSON mapping for Connect.
 
 use std::path::PathBuf;
 
@@ -19,7 +19,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(true)
         .build_server(true)
         .codec_path("crate::service::grpc::codec::Codec")
+        // pbjson's Timestamp: the same message, with its JSON mapping.
+        .extern_path(".google.protobuf.Timestamp", "::pbjson_types::Timestamp")
         .compile_fds(fds.clone())?;
+    pbjson_build::Builder::new()
+        .register_descriptors(&fds.encode_to_vec())?
+        .out_dir(&out)
+        .build(&[".unoflip.v1"])?;
     // For the load benchmark's bare transport baseline: a server trait whose methods answer
     // UNIMPLEMENTED unless implemented, so the baseline implements only what its clients call.
     let stubbed = out.join("stubbed");

@@ -24,6 +24,8 @@ pub mod store;
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod proto {
     tonic::include_proto!("unoflip.v1");
+    // The proto3 JSON mapping of every message (pbjson), for Connect's JSON.
+    include!(concat!(env!("OUT_DIR"), "/unoflip.v1.serde.rs"));
 
     /// The encoded descriptor set of `proto/`, for server reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] =

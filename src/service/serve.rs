@@ -95,11 +95,14 @@ pub async fn serve(
     let service = UnoFlipServiceServer::new(Service::new(registry.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     // The methods Connect and JSON clients may call, and the error details they may be shown.
-    let schema = Schema::new(&[
-        crate::proto::FILE_DESCRIPTOR_SET,
-        tonic_health::pb::FILE_DESCRIPTOR_SET,
-        tonic_types::pb::FILE_DESCRIPTOR_SET,
-    ])?;
+    let schema = Schema::new(
+        &[
+            crate::proto::FILE_DESCRIPTOR_SET,
+            tonic_health::pb::FILE_DESCRIPTOR_SET,
+            tonic_types::pb::FILE_DESCRIPTOR_SET,
+        ],
+        crate::service::grpc::json::codecs(),
+    )?;
     let connect = ConnectLayer::new(
         Arc::new(schema),
         registry.hooks.metrics.clone(),

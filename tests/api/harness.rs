@@ -203,7 +203,11 @@ impl Direct {
         let (view, deadline) = self.registry.view(game, viewer).await.unwrap();
         let deadline = deadline.map(|d| {
             let left = d.saturating_duration_since(tokio::time::Instant::now());
-            prost_types::Timestamp::from(std::time::SystemTime::now() + left)
+            let t = prost_types::Timestamp::from(std::time::SystemTime::now() + left);
+            pbjson_types::Timestamp {
+                seconds: t.seconds,
+                nanos: t.nanos,
+            }
         });
         service::grpc::convert::view(game, &view, deadline)
     }

@@ -121,6 +121,7 @@ pub(super) async fn json_call(
 /// bytes and its `debug` JSON agree.
 pub(super) fn connect_error(error: &Value) -> (String, String) {
     let code = error["code"].as_str().expect("an error code").to_owned();
+    // The server puts it first, so that `details[0].debug.reason` finds it.
     let detail = &error["details"][0];
     assert_eq!(detail["type"], "google.rpc.ErrorInfo", "{error}");
     let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
@@ -930,6 +931,10 @@ async fn connect_calls_pass_the_same_cors_and_rate_limit_as_grpc() {
     }
     let (status, error) = limited.expect("60 calls at once are rate limited");
     assert_eq!(status, 429);
+    assert_eq!(
+        error["details"][1]["type"], "google.rpc.RetryInfo",
+        "{error}"
+    );
     assert_eq!(
         connect_error(&error),
         ("resource_exhausted".to_owned(), "RATE_LIMITED".to_owned())

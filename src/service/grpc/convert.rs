@@ -139,7 +139,7 @@ pub fn registered_player(p: &Player) -> pb::Player {
         name: p.name.clone(),
         display_name: p.display_name.clone(),
         bot: p.bot,
-        create_time: Some(prost_types::Timestamp {
+        create_time: Some(pbjson_types::Timestamp {
             seconds: i64::try_from(p.created_unix).unwrap_or(i64::MAX),
             nanos: 0,
         }),
@@ -515,7 +515,7 @@ fn players(ps: &[PlayerView]) -> Vec<pb::PlayerView> {
 }
 
 /// A view, with the game's name and the turn deadline.
-pub fn view(game: &str, v: &View, deadline: Option<prost_types::Timestamp>) -> pb::View {
+pub fn view(game: &str, v: &View, deadline: Option<pbjson_types::Timestamp>) -> pb::View {
     let (awaiting, penalty_from, then_turn) = match v.awaiting {
         Awaiting::Play => (pb::Awaiting::Play, 0, 0),
         Awaiting::PlayOrKeepDrawn => (pb::Awaiting::PlayOrKeepDrawn, 0, 0),

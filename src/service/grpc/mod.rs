@@ -6,6 +6,7 @@ pub mod codec;
 pub mod convert;
 pub(crate) mod firehose;
 mod handlers;
+pub(crate) mod json;
 pub(crate) mod stream;
 
 pub use handlers::Service;

@@ -134,10 +134,19 @@ impl<T> Future for Taken<'_, T> {
 }
 
 /// A turn deadline as a wall-clock timestamp.
-pub(crate) fn deadline_timestamp(deadline: Option<Instant>) -> Option<prost_types::Timestamp> {
+pub(crate) fn deadline_timestamp(deadline: Option<Instant>) -> Option<pbjson_types::Timestamp> {
     let deadline = deadline?;
     let left = deadline.saturating_duration_since(Instant::now());
-    Some(prost_types::Timestamp::from(SystemTime::now() + left))
+    Some(timestamp(SystemTime::now() + left))
+}
+
+/// `time` as a protobuf Timestamp (pbjson's, which has the JSON mapping).
+pub(crate) fn timestamp(time: SystemTime) -> pbjson_types::Timestamp {
+    let t = prost_types::Timestamp::from(time);
+    pbjson_types::Timestamp {
+        seconds: t.seconds,
+        nanos: t.nanos,
+    }
 }
 
 /// Starts a game stream for `viewer` after event `after` (0: from the current state, with a

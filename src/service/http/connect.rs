@@ -16,7 +16,8 @@
 //!
 //! Compression is not offered (`ENCODING_UNSUPPORTED`); gRPC and grpc-web requests pass through
 //! untouched. The framing is written here because no maintained Rust crate serves Connect in
-//! front of a tonic service; the JSON mapping is prost-reflect's (`schema.rs`).
+//! front of a tonic service; the JSON mapping is pbjson's generated code for our messages
+//! (`grpc/json.rs`), prost-reflect's for others (`schema.rs`).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -31,7 +32,6 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Status
 use http_body::Frame;
 use http_body_util::{BodyExt, Full, Limited};
 use prost::Message;
-use prost_reflect::MessageDescriptor;
 use serde_json::{Value, json};
 use tonic::body::Body;
 use tonic::{Code, Status};
@@ -39,7 +39,7 @@ use tower::{Layer, Service};
 
 use crate::service::error::quote;
 use crate::service::http::reasons::{count_status, status};
-use crate::service::http::schema::{self, Schema};
+use crate::service::http::schema::{JsonCodec, Schema};
 use crate::service::metrics::Metrics;
 use crate::service::reason::Reason;
 
@@ -66,8 +66,10 @@ enum Framing {
 
 /// A Connect call, read from its request line and headers.
 struct Plan {
-    output: MessageDescriptor,
-    input: MessageDescriptor,
+    /// The method's JSON mapping.
+    json: Arc<dyn JsonCodec>,
+    /// The request type's name, for messages.
+    input: String,
     encoding: Encoding,
     framing: Framing,
     /// The message of a `GET`, from its query.
@@ -286,8 +288,8 @@ fn plan<B>(request: &Request<B>, schema: &Schema) -> Result<Plan, Status> {
         ));
     };
     Ok(Plan {
+        json: method.json.clone(),
         input: method.input.clone(),
-        output: method.output.clone(),
         encoding,
         framing,
         query_message,
@@ -370,13 +372,15 @@ where
         Encoding::Proto => Ok(raw),
         // An empty body is the empty message, as in binary (`curl -X POST` with no data).
         Encoding::Json if raw.is_empty() => Ok(Bytes::new()),
-        Encoding::Json => schema::from_json(&plan.input, &raw)
+        Encoding::Json => plan
+            .json
+            .request_to_proto(&raw)
             .map(Bytes::from)
             .map_err(|e| {
                 refused(
                     Code::InvalidArgument,
                     Reason::UndecodableRequest,
-                    format!("the body is not a {} in JSON: {e}", plan.input.name()),
+                    format!("the body is not a {} in JSON: {e}", plan.input),
                 )
             }),
     }
@@ -548,12 +552,14 @@ fn reason_of(status: &Status) -> Option<String> {
 }
 
 /// Connect's error JSON for `status`: code, message and details (each with its JSON as
-/// `debug`).
+/// `debug`), the ErrorInfo first.
 fn error_json(status: &Status, schema: &Schema) -> Value {
     let mut error = json!({ "code": code_name(status.code()), "message": status.message() });
-    let details = tonic_types::pb::Status::decode(status.details())
+    let mut details = tonic_types::pb::Status::decode(status.details())
         .map(|s| s.details)
         .unwrap_or_default();
+    // The ErrorInfo first, so that `details[0].debug.reason` is the reason (jq, curl users).
+    details.sort_by_key(|any| !any.type_url.ends_with("/google.rpc.ErrorInfo"));
     if !details.is_empty() {
         let details: Vec<Value> = details
             .iter()
@@ -670,7 +676,7 @@ async fn unary_answer(response: Response<Body>, plan: &Plan, schema: &Schema) ->
     };
     let body = match plan.encoding {
         Encoding::Proto => message,
-        Encoding::Json => match schema::to_json(&plan.output, &message) {
+        Encoding::Json => match plan.json.response_to_json(&message) {
             Ok(json) => Bytes::from(json),
             Err(e) => return error_response(&Status::internal(e), schema),
         },
@@ -792,7 +798,10 @@ impl Transcoded {
             let payload = match self.plan.encoding {
                 Encoding::Proto => message,
                 Encoding::Json => Bytes::from(
-                    schema::to_json(&self.plan.output, &message).map_err(Status::internal)?,
+                    self.plan
+                        .json
+                        .response_to_json(&message)
+                        .map_err(Status::internal)?,
                 ),
             };
             let chunk = match self.plan.framing {

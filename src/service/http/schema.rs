@@ -1,9 +1,11 @@
 //! The services' methods as the Connect layer sees them, read from the descriptor sets the build
-//! makes: each method's request and response types, whether it streams, and whether it may be
-//! called with `GET` (`option idempotency_level = NO_SIDE_EFFECTS` in the proto). The proto3
-//! JSON mapping is prost-reflect's, over the same descriptors.
+//! makes: each method's request and response types, whether it streams, whether it may be
+//! called with `GET` (`option idempotency_level = NO_SIDE_EFFECTS` in the proto), and its proto3
+//! JSON mapping: a typed one where the edge gives it (`grpc/json.rs`, pbjson's generated serde
+//! code, several times cheaper), else prost-reflect's over the descriptors (the health service).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use prost::Message;
 use prost_reflect::{
@@ -11,29 +13,61 @@ use prost_reflect::{
 };
 use prost_types::method_options::IdempotencyLevel;
 
+/// A method's messages between proto3 JSON and their binary encoding.
+pub trait JsonCodec: Send + Sync {
+    /// The request's binary encoding from its JSON; unknown fields, wrong types and trailing
+    /// text are refused, saying where.
+    fn request_to_proto(&self, json: &[u8]) -> Result<Vec<u8>, String>;
+    /// A response's canonical JSON from its binary encoding.
+    fn response_to_json(&self, proto: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// The JSON mapping by reflection over the descriptors.
+struct Reflected {
+    input: MessageDescriptor,
+    output: MessageDescriptor,
+}
+
+impl JsonCodec for Reflected {
+    fn request_to_proto(&self, json: &[u8]) -> Result<Vec<u8>, String> {
+        from_json(&self.input, json)
+    }
+
+    fn response_to_json(&self, proto: &[u8]) -> Result<Vec<u8>, String> {
+        to_json(&self.output, proto)
+    }
+}
+
 /// One method of a served service.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Method {
-    /// The request's type.
-    pub input: MessageDescriptor,
-    /// The response's type.
-    pub output: MessageDescriptor,
+    /// The request's type's name.
+    pub input: String,
     /// Whether the server answers with a stream.
     pub streaming: bool,
     /// Whether the method has no side effects, so may be called with `GET`.
     pub safe: bool,
+    /// Its JSON mapping.
+    pub json: Arc<dyn JsonCodec>,
+    /// Whether that mapping is typed (not by reflection): the tests check that every method of
+    /// ours is.
+    #[cfg(test)]
+    pub typed: bool,
 }
 
 /// The methods of every service in the descriptor sets, by path (`/package.Service/Method`).
-#[derive(Debug)]
 pub(crate) struct Schema {
     pool: DescriptorPool,
     methods: HashMap<String, Method>,
 }
 
 impl Schema {
-    /// Reads encoded `FileDescriptorSet`s (a file in several sets is read once).
-    pub fn new(sets: &[&[u8]]) -> Result<Schema, DescriptorError> {
+    /// Reads encoded `FileDescriptorSet`s (a file in several sets is read once); `typed` gives
+    /// the typed JSON mappings by path.
+    pub fn new(
+        sets: &[&[u8]],
+        mut typed: HashMap<String, Arc<dyn JsonCodec>>,
+    ) -> Result<Schema, DescriptorError> {
         let mut pool = DescriptorPool::new();
         for set in sets {
             pool.decode_file_descriptor_set(*set)?;
@@ -46,13 +80,27 @@ impl Schema {
                     .options
                     .as_ref()
                     .is_some_and(|o| o.idempotency_level() == IdempotencyLevel::NoSideEffects);
+                let path = format!("/{}/{}", service.full_name(), method.name());
+                let (json, is_typed) = match typed.remove(&path) {
+                    Some(codec) => (codec, true),
+                    None => (
+                        Arc::new(Reflected {
+                            input: method.input(),
+                            output: method.output(),
+                        }) as Arc<dyn JsonCodec>,
+                        false,
+                    ),
+                };
+                tracing::debug!(%path, typed = is_typed, "Connect and JSON serve a method");
                 methods.insert(
-                    format!("/{}/{}", service.full_name(), method.name()),
+                    path,
                     Method {
-                        input: method.input(),
-                        output: method.output(),
+                        input: method.input().name().to_owned(),
                         streaming: method.is_server_streaming(),
                         safe,
+                        json,
+                        #[cfg(test)]
+                        typed: is_typed,
                     },
                 );
             }
@@ -100,11 +148,14 @@ mod tests {
     use super::*;
 
     fn schema() -> Schema {
-        Schema::new(&[
-            crate::proto::FILE_DESCRIPTOR_SET,
-            tonic_health::pb::FILE_DESCRIPTOR_SET,
-            tonic_types::pb::FILE_DESCRIPTOR_SET,
-        ])
+        Schema::new(
+            &[
+                crate::proto::FILE_DESCRIPTOR_SET,
+                tonic_health::pb::FILE_DESCRIPTOR_SET,
+                tonic_types::pb::FILE_DESCRIPTOR_SET,
+            ],
+            HashMap::new(),
+        )
         .expect("the build's descriptors read")
     }
 
@@ -158,9 +209,16 @@ mod tests {
         let method = schema
             .method("/unoflip.v1.UnoFlipService/GetView")
             .expect("as the proto says");
-        let proto =
-            from_json(&method.input, br#"{"game":"games/abc"}"#).expect("as the proto says");
-        let json = to_json(&method.input, &proto).expect("as the proto says");
+        assert!(!method.typed, "no typed mappings given: by reflection");
+        let proto = method
+            .json
+            .request_to_proto(br#"{"game":"games/abc"}"#)
+            .expect("as the proto says");
+        let input = schema
+            .pool
+            .get_message_by_name("unoflip.v1.GetViewRequest")
+            .expect("as the proto says");
+        let json = to_json(&input, &proto).expect("as the proto says");
         assert_eq!(
             String::from_utf8(json).expect("as the proto says"),
             r#"{"game":"games/abc"}"#
@@ -171,9 +229,9 @@ mod tests {
     fn unknown_fields_wrong_types_and_trailing_text_are_refused() {
         let schema = schema();
         let input = &schema
-            .method("/unoflip.v1.UnoFlipService/GetView")
-            .expect("as the proto says")
-            .input;
+            .pool
+            .get_message_by_name("unoflip.v1.GetViewRequest")
+            .expect("as the proto says");
         let unknown = from_json(input, br#"{"game":"games/abc","sneaky":1}"#).expect_err("refused");
         assert!(unknown.contains("sneaky"), "{unknown}");
         let wrong = from_json(input, br#"{"game":7}"#).expect_err("refused");
