@@ -19,7 +19,6 @@ use bytes::Bytes;
 use common::env;
 use kit::{Client, Launch, Server, authed, pick_move};
 use prost::Message;
-use prost_reflect::{DescriptorPool, DynamicMessage};
 use unoflip::proto as pb;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -56,7 +55,6 @@ enum Caller {
     Connect {
         send: h2::client::SendRequest<Bytes>,
         json: bool,
-        pool: DescriptorPool,
     },
 }
 
@@ -74,24 +72,23 @@ impl Caller {
         Ok(Caller::Connect {
             send,
             json: protocol == Protocol::ConnectJson,
-            pool: DescriptorPool::decode(pb::FILE_DESCRIPTOR_SET)?,
         })
     }
 
-    /// A unary Connect call of `method` with `request`, decoded as `R`.
-    async fn connect<M: Message, R: Message + Default>(
+    /// A unary Connect call of `method` with `request`, decoded as `R`. The client's JSON is
+    /// pbjson's typed code too, so that a slow client does not change how the server batches.
+    async fn connect<
+        M: Message + serde::Serialize,
+        R: Message + Default + serde::de::DeserializeOwned,
+    >(
         send: &mut h2::client::SendRequest<Bytes>,
         json: bool,
-        pool: &DescriptorPool,
         method: &str,
         request: &M,
         token: &str,
     ) -> Result<R, Error> {
         let (content_type, body) = if json {
-            let name = format!("unoflip.v1.{method}Request");
-            let descriptor = pool.get_message_by_name(&name).ok_or("no such request")?;
-            let message = DynamicMessage::decode(descriptor, request.encode_to_vec().as_slice())?;
-            ("application/json", serde_json::to_vec(&message)?)
+            ("application/json", serde_json::to_vec(request)?)
         } else {
             ("application/proto", request.encode_to_vec())
         };
@@ -119,11 +116,7 @@ impl Caller {
             return Err(format!("{method}: {status} {}", String::from_utf8_lossy(&all)).into());
         }
         if json {
-            let name = format!("unoflip.v1.{method}Response");
-            let descriptor = pool.get_message_by_name(&name).ok_or("no such response")?;
-            let mut deserializer = serde_json::Deserializer::from_slice(&all);
-            let message = DynamicMessage::deserialize(descriptor, &mut deserializer)?;
-            Ok(R::decode(message.encode_to_vec().as_slice())?)
+            Ok(serde_json::from_slice(&all)?)
         } else {
             Ok(R::decode(all.as_slice())?)
         }
@@ -135,8 +128,8 @@ impl Caller {
         };
         let answer: pb::GetViewResponse = match self {
             Caller::Grpc(client) => client.get_view(authed(request, token)).await?.into_inner(),
-            Caller::Connect { send, json, pool } => {
-                Caller::connect(send, *json, pool, "GetView", &request, token).await?
+            Caller::Connect { send, json } => {
+                Caller::connect(send, *json, "GetView", &request, token).await?
             }
         };
         answer.view.ok_or_else(|| "a view".into())
@@ -159,9 +152,9 @@ impl Caller {
             Caller::Grpc(client) => {
                 client.submit_action(authed(request, token)).await?;
             }
-            Caller::Connect { send, json, pool } => {
+            Caller::Connect { send, json } => {
                 let _: pb::SubmitActionResponse =
-                    Caller::connect(send, *json, pool, "SubmitAction", &request, token).await?;
+                    Caller::connect(send, *json, "SubmitAction", &request, token).await?;
             }
         }
         Ok(())
