@@ -2,13 +2,13 @@
 // playwright-core) against a real `unoflip serve`, which serves the committed page itself.
 // Screenshots of the table are kept in test-output/.
 //
-// Needs the server binary (UNOFLIP_BIN, default ../../target/debug/unoflip: `cargo build`) and
+// Needs the server binary (UNOFLIP_BIN, default ../../target/debug/unoflip: `cargo build`), openssl and
 // Chromium (CHROMIUM, default /usr/bin/chromium: `apt-get install chromium`); without them every
 // test says so loudly and is skipped. `.ci/run` provides both.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -231,6 +231,43 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     const app = await fetch(new URL("app.js", server.url));
     assert.equal(app.status, 200);
     assert.match(app.headers.get("content-type"), /javascript/);
+  });
+
+  test("the page plays over https when the server has a certificate (--tls-cert)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "unoflip-tls-"));
+    const openssl = (...args) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=test-ca");
+    openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
+    execFileSync("sh", ["-c", "echo subjectAltName=DNS:localhost,IP:127.0.0.1 > ext"], { cwd: dir });
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+      "-out", "server.pem", "-days", "2", "-extfile", "ext");
+    const tlsPort = await freePort();
+    const child = spawn(BIN, ["serve", "--listen", `127.0.0.1:${tlsPort}`, "--store", "memory", "--bot-delay-ms", "60",
+      "--tls-cert", join(dir, "server.pem"), "--tls-key", join(dir, "server.key")], { stdio: ["ignore", "ignore", "pipe"] });
+    let log = "";
+    child.stderr.on("data", (d) => (log += d));
+    try {
+      for (let i = 0; i < 300 && !log.includes("unoflip serving"); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.match(log, /unoflip serving.*tls=true/);
+      // The test CA is not the browser's: the context trusts it by ignoring certificate errors.
+      const context = await browser.newContext({ ignoreHTTPSErrors: true });
+      const page = await context.newPage();
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      const url = `https://localhost:${tlsPort}/`;
+      const game = await createGame(page, url, { seats: 2, bots: 1 });
+      assert.match(game, /^games\//);
+      assert.equal(new URL(page.url()).protocol, "https:");
+      await page.click("#start");
+      await page.waitForSelector("#table:not([hidden])");
+      assert.ok((await page.locator("#hand .card").count()) >= 7);
+      assert.deepEqual(errors, []);
+      await context.close();
+    } finally {
+      child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a person creates a game with three bots and plays until the round ends", async () => {

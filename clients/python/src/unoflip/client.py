@@ -150,13 +150,19 @@ class Client:
         *,
         channel: grpc.Channel | None = None,
         retry_for: float = 15.0,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
     ):
         """`retry_for`: seconds that calls safe to repeat (reads, and moves sent with an
         expected_version) are retried while the server is unreachable, e.g. restarting. Any
         call the server's rate limit turned away (it ran nothing) is sent again after the wait
-        the server names, for as long."""
+        the server names, for as long. `tls`: talk TLS (a server with `--tls-cert`), trusting
+        the system's CAs, or only `root_certificates` (PEM) when given."""
         self.target = target
         self.retry_for = retry_for
+        if channel is None and (tls or root_certificates is not None):
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+            channel = grpc.secure_channel(target, credentials)
         self.channel = channel or grpc.insecure_channel(target)
         self.stub = service_pb2_grpc.UnoFlipServiceStub(self.channel)
 
