@@ -1,5 +1,6 @@
 // The TypeScript package against the built `unoflip serve`, with Node's test runner, over the
-// official Connect-ES transports: Connect in JSON and in binary, and gRPC-web. Every RPC is
+// official Connect-ES transports: Connect in JSON and in binary, and gRPC-web, from
+// connect-node and from connect-web (fetch only, as in browsers and React Native). Every RPC is
 // called (the three streams included), refusals carry their reason, and a seat's stream comes
 // back by itself across a server restart with no event missed or repeated.
 //
@@ -16,6 +17,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import {
+  createConnectTransport as createFetchConnectTransport,
+  createGrpcWebTransport as createFetchGrpcWebTransport,
+} from "@connectrpc/connect-web";
 import { Ruleset, Unoflip, UnoflipError, reasonOf } from "@unoflip/client";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -70,6 +75,9 @@ const TRANSPORTS = {
   "Connect JSON with GET for reads": (baseUrl) =>
     createConnectTransport({ baseUrl, httpVersion: "1.1", useHttpGet: true }),
   "gRPC-web over HTTP/1.1": (baseUrl) => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
+  // The transports of browsers and React Native: fetch and its streams, nothing of Node's.
+  "Connect over fetch (connect-web)": (baseUrl) => createFetchConnectTransport({ baseUrl }),
+  "gRPC-web over fetch (connect-web)": (baseUrl) => createFetchGrpcWebTransport({ baseUrl }),
 };
 
 /** A move that keeps the game going: a card when one can be played, never catching a seat. */
