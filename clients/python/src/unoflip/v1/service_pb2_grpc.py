@@ -37,6 +37,9 @@ class UnoFlipServiceStub:
     COLOR_REQUIRED, NO_CHALLENGE_PENDING, VERSION_MISMATCH, ...). Codes: INVALID_ARGUMENT for
     malformed requests, FAILED_PRECONDITION for a move the rules forbid now, NOT_FOUND,
     UNAUTHENTICATED (no or bad token), PERMISSION_DENIED (a token for another game).
+
+    Methods marked NO_SIDE_EFFECTS may also be read with an HTTP GET over Connect (and a stream so
+    marked as NDJSON), so that caches and browsers can open them.
     """
 
     def __init__(self, channel):
@@ -154,6 +157,9 @@ class UnoFlipServiceServicer:
     COLOR_REQUIRED, NO_CHALLENGE_PENDING, VERSION_MISMATCH, ...). Codes: INVALID_ARGUMENT for
     malformed requests, FAILED_PRECONDITION for a move the rules forbid now, NOT_FOUND,
     UNAUTHENTICATED (no or bad token), PERMISSION_DENIED (a token for another game).
+
+    Methods marked NO_SIDE_EFFECTS may also be read with an HTTP GET over Connect (and a stream so
+    marked as NDJSON), so that caches and browsers can open them.
     """
 
     def GetDecks(self, request, context):
@@ -423,6 +429,9 @@ class UnoFlipService:
     COLOR_REQUIRED, NO_CHALLENGE_PENDING, VERSION_MISMATCH, ...). Codes: INVALID_ARGUMENT for
     malformed requests, FAILED_PRECONDITION for a move the rules forbid now, NOT_FOUND,
     UNAUTHENTICATED (no or bad token), PERMISSION_DENIED (a token for another game).
+
+    Methods marked NO_SIDE_EFFECTS may also be read with an HTTP GET over Connect (and a stream so
+    marked as NDJSON), so that caches and browsers can open them.
     """
 
     @staticmethod
