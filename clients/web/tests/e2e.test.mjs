@@ -261,7 +261,10 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
       assert.equal(new URL(page.url()).protocol, "https:");
       await page.click("#start");
       await page.waitForSelector("#table:not([hidden])");
-      assert.ok((await page.locator("#hand .card").count()) >= 7);
+      // The deal arrives on the seat's stream (over TLS too) a moment after the table shows.
+      await page.waitForFunction(() => document.querySelectorAll("#hand .card").length >= 7, null, {
+        timeout: 20000,
+      });
       assert.deepEqual(errors, []);
       await context.close();
     } finally {
