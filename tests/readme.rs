@@ -1,5 +1,5 @@
-//! The README's curl session and docs/api.md's curl examples run against a server in this
-//! process, so the docs cannot drift. They need curl and jq (`.ci/run` makes sure of both);
+//! The README's curl session and docs/api.md's curl examples run against the built
+//! `unoflip serve`, as a user runs them, so the docs cannot drift. They need curl and jq (`.ci/run` makes sure of both);
 //! without them the tests say so and skip.
 
 #[path = "kit/mod.rs"]
@@ -7,8 +7,7 @@ mod kit;
 
 use std::path::{Path, PathBuf};
 
-use kit::InProcess;
-use unoflip::service::{Config, Lifecycle};
+use kit::Server;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,7 +40,7 @@ fn the_api_doc_shows_the_connect_script_verbatim() {
     );
 }
 
-/// Runs `script` against a server in this process: its standard output.
+/// Runs `script` against the built server: its standard output.
 async fn run(script: &str) -> Option<String> {
     let (curl, jq) = match tools() {
         Ok(found) => found,
@@ -50,14 +49,7 @@ async fn run(script: &str) -> Option<String> {
             return None;
         }
     };
-    let config = Config {
-        lifecycle: Lifecycle {
-            bot_delay: std::time::Duration::from_millis(300),
-            ..Lifecycle::default()
-        },
-        ..Config::default()
-    };
-    let server = InProcess::with_config(config).await;
+    let server = Server::start("memory", &["--bot-delay-ms", "300"]).await;
     let mut path =
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect::<Vec<_>>();
     path.insert(0, curl.parent().unwrap().to_path_buf());
@@ -65,7 +57,7 @@ async fn run(script: &str) -> Option<String> {
     let output = tokio::process::Command::new("bash")
         .arg(script)
         .current_dir(root())
-        .env("ADDR", format!("http://{}", server.addr))
+        .env("ADDR", format!("http://127.0.0.1:{}", server.port))
         .env("PATH", std::env::join_paths(path).unwrap())
         .output()
         .await

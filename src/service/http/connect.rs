@@ -161,14 +161,10 @@ where
                 }
             };
             let (parts, body) = request.into_parts();
-            let message = match read_message(&plan, body, limit).await {
-                Ok(message) => message,
-                Err(refused) => {
-                    count_status(&metrics, path, &refused);
-                    return Ok(refusal(&plan, &refused, &schema));
-                }
-            };
-            let grpc = match grpc_request(parts, message) {
+            let grpc = match read_message(&plan, body, limit)
+                .await
+                .and_then(|message| grpc_request(parts, message))
+            {
                 Ok(grpc) => grpc,
                 Err(refused) => {
                     count_status(&metrics, path, &refused);
