@@ -352,7 +352,7 @@ async fn entries_conform(store: &Arc<dyn EventStore>, p: &str) {
 /// Players, the seats they took and invite codes, as the service keeps them in a store.
 async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     use unoflip::service::accounts::players::{Players, as_code};
-    let players = Players::new(store);
+    let players = Players::new(store.clone(), None);
     let (ada, token) = players.register("  Ada  ", false).await.unwrap();
     assert_eq!(ada.display_name, "Ada");
     assert!(!ada.bot);
@@ -362,7 +362,20 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     );
     assert_eq!(players.get(&ada.name).await.unwrap(), ada);
     assert_eq!(
-        players.authenticate(&ada.name, Some(&token)).await.unwrap(),
+        players
+            .authenticate(&ada.name, Some(&token))
+            .await
+            .unwrap()
+            .player,
+        ada
+    );
+    // players/me finds the player by its token alone.
+    assert_eq!(
+        players
+            .authenticate("players/me", Some(&token))
+            .await
+            .unwrap()
+            .player,
         ada
     );
     let (bot, bot_token) = players.register("Robo", true).await.unwrap();
@@ -370,7 +383,14 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
     assert_ne!(bot.name, ada.name);
     let refused = players.authenticate(&ada.name, Some(&bot_token)).await;
     assert_eq!(
-        refused.map_err(|e| e.reason().as_str()),
+        refused.map(|c| c.player).map_err(|e| e.reason().as_str()),
+        Err("PLAYER_TOKEN_INVALID")
+    );
+    let nobody = players
+        .authenticate("players/me", Some(&"0".repeat(64)))
+        .await;
+    assert_eq!(
+        nobody.map(|c| c.player).map_err(|e| e.reason().as_str()),
         Err("PLAYER_TOKEN_INVALID")
     );
     assert_eq!(
@@ -380,6 +400,34 @@ async fn players_conform(store: Arc<dyn EventStore>, p: &str) {
             .map_err(|e| e.reason().as_str()),
         Err("PLAYER_NOT_FOUND")
     );
+    // A player stored before player tokens were indexed is still found by players/me: the
+    // server indexes such players once.
+    let old_token = format!("{p}-an-old-token");
+    let old_id = hex::encode(unoflip::service::accounts::secret::hash(p))[..16].to_owned();
+    let old = unoflip::service::accounts::players::Player {
+        name: format!("players/{old_id}"),
+        display_name: "Old".into(),
+        bot: false,
+        token_hash: hex::encode(unoflip::service::accounts::secret::hash(&old_token)),
+        created_unix: 1,
+        ratings: Default::default(),
+        seat_key: None,
+    };
+    store
+        .put_entry(
+            EntryKind::Players,
+            &old_id,
+            &serde_json::to_string(&old).unwrap(),
+            false,
+        )
+        .await
+        .unwrap();
+    let fresh_server = Players::new(store.clone(), None);
+    let me = fresh_server
+        .authenticate("players/me", Some(&old_token))
+        .await
+        .unwrap();
+    assert_eq!((me.player, me.seat_key), (old, old_token));
     // Seats, newest first.
     let (g1, g2) = (format!("games/{p}x1"), format!("games/{p}x2"));
     players.note_seat(&ada.name, &g1, 2).await.unwrap();

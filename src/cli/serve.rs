@@ -3,8 +3,10 @@
 //! client); it stops on SIGINT or SIGTERM, letting running calls finish.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::service::accounts::sign_in::{Settings, SettingsError, SignIn};
 use crate::service::http::tls::Certificates;
 use crate::service::publish::{PublishConfig, Retention, Start};
 use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, RateLimits, Registry};
@@ -77,6 +79,27 @@ pub struct ServeArgs {
     /// The private key (PEM) of `--tls-cert`.
     #[arg(long, env = "UNOFLIP_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+    /// The host app's sign-in: a JWKS (a file, or an http(s) URL such as
+    /// `https://example.auth0.com/.well-known/jwks.json`) whose keys check bearer JWTs (RS, PS,
+    /// ES, EdDSA), chosen by `kid`. Such a JWT stands for a player wherever a player token does.
+    /// Needs `--auth-issuer` and `--auth-audience`.
+    #[arg(long, env = "UNOFLIP_AUTH_JWKS")]
+    pub auth_jwks: Option<String>,
+    /// How often the JWKS is read again (also at once when a token names a key not seen yet).
+    #[arg(long, env = "UNOFLIP_AUTH_JWKS_REFRESH", default_value = "10m", value_parser = duration)]
+    pub auth_jwks_refresh: Duration,
+    /// A shared secret (at least 32 bytes) checking HS256 bearer JWTs of the host's sign-in.
+    #[arg(long, env = "UNOFLIP_AUTH_HS256_SECRET", hide_env_values = true)]
+    pub auth_hs256_secret: Option<String>,
+    /// The `iss` every bearer JWT must carry.
+    #[arg(long, env = "UNOFLIP_AUTH_ISSUER")]
+    pub auth_issuer: Option<String>,
+    /// The `aud` every bearer JWT must carry.
+    #[arg(long, env = "UNOFLIP_AUTH_AUDIENCE")]
+    pub auth_audience: Option<String>,
+    /// The claim a signed-in player's display name is taken from.
+    #[arg(long, env = "UNOFLIP_AUTH_NAME_CLAIM", default_value = "name")]
+    pub auth_name_claim: String,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -181,6 +204,7 @@ pub fn duration(text: &str) -> Result<Duration, String> {
 
 /// Runs the server until SIGINT or SIGTERM.
 pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let sign_in = sign_in(&args)?;
     let store = crate::store::open(&args.store).await?;
     let config = Config {
         admin_token: args.admin_token,
@@ -196,6 +220,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
             bot_think: Duration::from_millis(args.bot_think_ms),
         },
         matchmaking: args.matchmaking,
+        sign_in,
     };
     let limits = Limits {
         concurrency_per_connection: args.concurrency_per_connection,
@@ -270,6 +295,34 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
     service::serve(listener, registry, limits, shutdown_signal()).await?;
     tracing::info!("unoflip stopped");
     Ok(())
+}
+
+/// The host's sign-in the `--auth-*` flags ask for, its keys read (and, from a URL, kept
+/// fresh).
+fn sign_in(args: &ServeArgs) -> Result<Option<Arc<SignIn>>, SettingsError> {
+    let any = args.auth_jwks.is_some()
+        || args.auth_hs256_secret.is_some()
+        || args.auth_issuer.is_some()
+        || args.auth_audience.is_some();
+    if !any {
+        return Ok(None);
+    }
+    let sign_in = Arc::new(SignIn::load(Settings {
+        jwks: args.auth_jwks.clone(),
+        hs256_secret: args.auth_hs256_secret.clone(),
+        issuer: args.auth_issuer.clone().unwrap_or_default(),
+        audience: args.auth_audience.clone().unwrap_or_default(),
+        name_claim: args.auth_name_claim.clone(),
+        refresh: args.auth_jwks_refresh,
+    })?);
+    sign_in.start();
+    tracing::info!(
+        jwks = args.auth_jwks.as_deref().unwrap_or("-"),
+        hs256 = args.auth_hs256_secret.is_some(),
+        issuer = args.auth_issuer.as_deref().unwrap_or_default(),
+        "the host's sign-in is on"
+    );
+    Ok(Some(sign_in))
 }
 
 /// Completes on SIGINT or SIGTERM.

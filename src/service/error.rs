@@ -43,6 +43,21 @@ pub enum ServiceError {
     Unauthenticated(String),
     /// No player token, or not the token of the player named (`UNAUTHENTICATED`).
     PlayerUnauthenticated(String),
+    /// A host's JWT refused: expired, forged, for another audience (`UNAUTHENTICATED`).
+    Credential {
+        /// Its reason, from the catalogue.
+        reason: Reason,
+        /// Words for a person.
+        message: String,
+    },
+    /// A service the call needs, other than the store, cannot be reached: the identity
+    /// provider's keys (`UNAVAILABLE`).
+    Upstream {
+        /// Its reason, from the catalogue.
+        reason: Reason,
+        /// Words for a person.
+        message: String,
+    },
     /// Something else than a game that is not there: a player, an invite code (`NOT_FOUND`).
     NotFound {
         /// Its reason, from the catalogue.
@@ -178,7 +193,9 @@ impl ServiceError {
                 Code::FailedPrecondition
             }
             E::NoGame(_) | E::NotFound { .. } => Code::NotFound,
-            E::Unauthenticated(_) | E::PlayerUnauthenticated(_) => Code::Unauthenticated,
+            E::Unauthenticated(_) | E::PlayerUnauthenticated(_) | E::Credential { .. } => {
+                Code::Unauthenticated
+            }
             E::Denied { .. } => Code::PermissionDenied,
             E::Exhausted { .. } | E::RateLimited { .. } => Code::ResourceExhausted,
             // Another server moved first and the retries ran out: try again.
@@ -186,7 +203,9 @@ impl ServiceError {
             E::Store(StoreError::Corrupt { .. } | StoreError::Gap { .. }) | E::Damaged { .. } => {
                 Code::DataLoss
             }
-            E::Store(StoreError::Unavailable(_)) | E::Stopping => Code::Unavailable,
+            E::Store(StoreError::Unavailable(_)) | E::Stopping | E::Upstream { .. } => {
+                Code::Unavailable
+            }
         }
     }
 
@@ -199,6 +218,8 @@ impl ServiceError {
             | E::Denied { reason, .. }
             | E::Exhausted { reason, .. }
             | E::RateLimited { reason, .. }
+            | E::Credential { reason, .. }
+            | E::Upstream { reason, .. }
             | E::NotFound { reason, .. } => *reason,
             E::PlayerUnauthenticated(_) => Reason::PlayerTokenInvalid,
             E::Rule(e) => Reason::from(e),
@@ -225,6 +246,8 @@ impl ServiceError {
             | E::Denied { message, .. }
             | E::Exhausted { message, .. }
             | E::RateLimited { message, .. }
+            | E::Credential { message, .. }
+            | E::Upstream { message, .. }
             | E::NotFound { message, .. }
             | E::PlayerUnauthenticated(message)
             | E::Unauthenticated(message) => message.clone(),

@@ -20,7 +20,7 @@ use rand::seq::SliceRandom;
 
 use crate::bots::Level;
 use crate::rules::{Seat, Setup};
-use crate::service::accounts::players::Player;
+use crate::service::accounts::players::Caller;
 use crate::service::accounts::ratings::ruleset_key;
 use crate::service::error::ServiceError;
 use crate::service::games::lobby::GameInfo;
@@ -38,9 +38,10 @@ pub type Found = Result<(GameInfo, Seat, String), ServiceError>;
 /// One player waiting.
 struct Entry {
     id: u64,
-    /// `players/{id}` and its token.
+    /// `players/{id}`.
     player: String,
-    token: String,
+    /// The player, as it proved to be (its seat tokens derive from its seat key).
+    caller: Caller,
     /// Its rating in the ruleset asked for.
     mu: f64,
     /// The options, as a key: only equal keys are grouped.
@@ -104,18 +105,18 @@ impl Matchmaker {
         matchmaker
     }
 
-    /// Queues `player` (authenticated, with `token`) for games like `new`.
+    /// Queues the (authenticated) `caller` for games like `new`.
     /// Registered bots are matched with bots only (the bot ladder); the seats bots fill play
     /// at `fill_levels` (the options' level when empty).
     pub fn join(
         self: &Arc<Self>,
-        player: &Player,
-        token: String,
+        caller: Caller,
         new: NewGame,
         bot_fill_after: Option<Duration>,
         fill_levels: Vec<Level>,
     ) -> Result<Ticket, ServiceError> {
         check(&new)?;
+        let player = &caller.player;
         let mu = player
             .ratings
             .get(ruleset_key(new.ruleset))
@@ -146,7 +147,7 @@ impl Matchmaker {
         queue.push(Entry {
             id,
             player: player_name,
-            token,
+            caller,
             mu,
             key,
             new,
@@ -330,12 +331,7 @@ async fn form(registry: Arc<Registry>, group: Vec<Entry>) {
         let mut seats = Vec::new();
         for (seat, entry) in group.iter().enumerate() {
             let joined = registry
-                .join(
-                    &created.name,
-                    Some(seat),
-                    "",
-                    Some((&entry.player, Some(&entry.token))),
-                )
+                .join(&created.name, Some(seat), "", Some(entry.caller.clone()))
                 .await?;
             seats.push((joined.0, joined.1));
         }
@@ -384,7 +380,18 @@ mod tests {
         Entry {
             id,
             player: format!("players/{id:016x}"),
-            token: String::new(),
+            caller: Caller {
+                player: crate::service::accounts::players::Player {
+                    name: format!("players/{id:016x}"),
+                    display_name: "P".into(),
+                    bot: false,
+                    token_hash: String::new(),
+                    created_unix: 0,
+                    ratings: std::collections::BTreeMap::new(),
+                    seat_key: None,
+                },
+                seat_key: String::new(),
+            },
             mu,
             key: key(&new),
             new,

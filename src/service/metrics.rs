@@ -201,6 +201,20 @@ impl Metrics {
         }
     }
 
+    /// Registers the host sign-in's metrics: JWKS reads by result, keys in use.
+    pub fn register_sign_in(&mut self, sign_in: &crate::service::accounts::sign_in::SignInMetrics) {
+        self.registry.register(
+            "sign_in_key_refreshes",
+            "Reads of the sign-in's JWKS, by result (a failed one leaves the last good keys in use)",
+            sign_in.refreshes.clone(),
+        );
+        self.registry.register(
+            "sign_in_keys",
+            "Keys of the sign-in's JWKS in use",
+            sign_in.keys.clone(),
+        );
+    }
+
     /// The metrics in the Prometheus text format.
     pub fn render(&self) -> String {
         let mut text = String::new();

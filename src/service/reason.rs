@@ -78,6 +78,17 @@ catalogue! {
     SeatTokenOtherGame = "SEAT_TOKEN_OTHER_GAME",
     SeatLeft = "SEAT_LEFT",
     PlayerTokenInvalid = "PLAYER_TOKEN_INVALID",
+    // The host's sign-in (a bearer JWT).
+    TokenMalformed = "TOKEN_MALFORMED",
+    TokenExpired = "TOKEN_EXPIRED",
+    TokenNotYetValid = "TOKEN_NOT_YET_VALID",
+    TokenSignatureInvalid = "TOKEN_SIGNATURE_INVALID",
+    TokenAudienceInvalid = "TOKEN_AUDIENCE_INVALID",
+    TokenIssuerInvalid = "TOKEN_ISSUER_INVALID",
+    TokenAlgorithmNotAllowed = "TOKEN_ALGORITHM_NOT_ALLOWED",
+    TokenClaimMissing = "TOKEN_CLAIM_MISSING",
+    TokenKeyUnknown = "TOKEN_KEY_UNKNOWN",
+    SignInUnavailable = "SIGN_IN_UNAVAILABLE",
     AdminTokenRequired = "ADMIN_TOKEN_REQUIRED",
     // Things that are not there.
     GameNotFound = "GAME_NOT_FOUND",

@@ -132,6 +132,8 @@ pub enum EntryKind {
     Players,
     /// The seats each player took, by `<player id>/<game>`.
     PlayerGames,
+    /// Player tokens' hashes, each naming its player's id.
+    PlayerTokens,
     /// Invite codes, each naming its game.
     InviteCodes,
     /// Rated games' outcomes, by game.
@@ -144,6 +146,7 @@ impl EntryKind {
         match self {
             EntryKind::Players => "players",
             EntryKind::PlayerGames => "player_games",
+            EntryKind::PlayerTokens => "player_tokens",
             EntryKind::InviteCodes => "invite_codes",
             EntryKind::RatedGames => "rated_games",
         }

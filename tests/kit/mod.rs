@@ -7,6 +7,7 @@
 
 pub mod binary;
 pub mod client;
+pub mod endpoint;
 pub mod in_process;
 pub mod nats;
 pub mod postgres;
@@ -14,6 +15,7 @@ pub mod tools;
 
 pub use binary::{ADMIN, Launch, Server, binary, temp_sqlite};
 pub use client::{Client, authed, connect, pick_move, reason};
+pub use endpoint::{Answer, Endpoint, Received};
 pub use in_process::{IN_PROCESS_ADMIN, InProcess};
 pub use nats::Nats;
 pub use postgres::{

@@ -25,5 +25,6 @@ mod request_ids;
 mod restart;
 mod serve;
 mod shutdown;
+mod sign_in;
 mod tls;
 mod two_servers;

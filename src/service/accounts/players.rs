@@ -5,6 +5,12 @@
 //!   kept. A seat taken with a player token gets a seat token derived from the player token,
 //!   the game and the seat: the player token gives it back at any time (`ListMyGames`), while
 //!   the store still keeps no secret.
+//! - A player signed in by the host app (a bearer JWT, [`SignIn`]) is created on first use,
+//!   its id derived from the token's issuer and subject. It has no player token: its seat tokens
+//!   derive from a random seat key kept in its record instead (the store keeps that one secret,
+//!   which lets whoever reads the store act in that player's seats, as whoever writes it could
+//!   anyway).
+//! - `players/me` names the caller's own player, by its JWT or its player token.
 //! - The games a player sat at are listed newest first (`player_games`).
 //! - An invite code is six characters without ambiguous ones (no I, L, O, 0, 1), naming a game
 //!   while its lobby is open.
@@ -21,6 +27,7 @@ use crate::rules::Ruleset;
 use crate::rules::Seat;
 use crate::service::accounts::ratings::{self, Outcome, Rating};
 use crate::service::accounts::secret::{TokenHash, hash, new_token, now_unix};
+use crate::service::accounts::sign_in::{self, Identity, SignIn};
 use crate::service::error::{ServiceError, quote};
 use crate::store::{EntryKind, EventStore};
 
@@ -28,6 +35,8 @@ use crate::store::{EntryKind, EventStore};
 const PLAYERS: EntryKind = EntryKind::Players;
 /// The entry table of a player's games: `{id}/{newest first}/{game}` -> seat.
 const PLAYER_GAMES: EntryKind = EntryKind::PlayerGames;
+/// The entry table of player tokens: the token's hash (hex) -> the player's id.
+const PLAYER_TOKENS: EntryKind = EntryKind::PlayerTokens;
 /// The entry table of invite codes: code -> game.
 const CODES: EntryKind = EntryKind::InviteCodes;
 /// The entry table of rated games' outcomes: game -> [`Outcome`].
@@ -37,6 +46,8 @@ const RATED: EntryKind = EntryKind::RatedGames;
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 /// The length of an invite code.
 pub const CODE_LEN: usize = 6;
+/// The name that stands for the caller's own player.
+pub const ME: &str = "players/me";
 /// The longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 32;
 
@@ -56,6 +67,18 @@ pub struct Player {
     /// Its ratings by ruleset (`flip`, `classic`), once it played a rated game.
     #[serde(default)]
     pub ratings: BTreeMap<String, Rating>,
+    /// For a player signed in by the host: the secret its seat tokens derive from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat_key: Option<String>,
+}
+
+/// A player a request proved to be: by its player token or the host's JWT.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The player, as stored.
+    pub player: Player,
+    /// The secret its seat tokens derive from: its player token, or its seat key.
+    pub seat_key: String,
 }
 
 /// A seat a player took.
@@ -71,6 +94,10 @@ pub struct PlayerSeat {
 #[derive(Clone)]
 pub struct Players {
     store: Arc<dyn EventStore>,
+    /// The host's sign-in, if its JWTs are taken.
+    sign_in: Option<Arc<SignIn>>,
+    /// Whether this server indexed the player tokens of players registered before the index.
+    indexed: Arc<tokio::sync::OnceCell<()>>,
     /// One outcome rated at a time on this server, so that its players' records are read and
     /// written in turn.
     rating: Arc<tokio::sync::Mutex<()>>,
@@ -110,11 +137,35 @@ pub fn player_id(name: &str) -> Result<&str, ServiceError> {
         })
 }
 
-/// The seat token of `seat` of `game` taken with `player_token`.
-pub fn seat_token(player_token: &str, game: &str, seat: Seat) -> String {
+/// The player a host's identity is: `players/{32 hex digits of a hash of issuer and subject}`.
+pub fn identity_player(identity: &Identity) -> String {
+    let mut digest = Sha256::new();
+    digest.update(b"unoflip sign-in\0");
+    digest.update(identity.issuer.as_bytes());
+    digest.update(b"\0");
+    digest.update(identity.subject.as_bytes());
+    format!("players/{}", &hex::encode(digest.finalize())[..32])
+}
+
+/// A display name from the host's claim: checked, or tidied into one (characters not allowed
+/// dropped, cut to the longest), or none.
+fn tidy_name(claim: &str) -> Option<String> {
+    check_name(claim).ok().or_else(|| {
+        let kept: String = claim
+            .chars()
+            .filter(|&c| c.is_alphanumeric() || c == ' ' || "_-.'".contains(c))
+            .take(MAX_NAME_CHARS)
+            .collect();
+        check_name(&kept).ok()
+    })
+}
+
+/// The seat token of `seat` of `game` taken by the player whose seat key (its player token, or
+/// a signed-in player's stored key) is `seat_key`.
+pub fn seat_token(seat_key: &str, game: &str, seat: Seat) -> String {
     let mut digest = Sha256::new();
     digest.update(b"unoflip seat token\0");
-    digest.update(player_token.as_bytes());
+    digest.update(seat_key.as_bytes());
     digest.update(b"\0");
     digest.update(game.as_bytes());
     digest.update(b"\0");
@@ -142,10 +193,12 @@ fn new_code() -> String {
 }
 
 impl Players {
-    /// Players and codes kept in `store`.
-    pub fn new(store: Arc<dyn EventStore>) -> Players {
+    /// Players and codes kept in `store`; the host's JWTs are taken when `sign_in` is given.
+    pub fn new(store: Arc<dyn EventStore>, sign_in: Option<Arc<SignIn>>) -> Players {
         Players {
             store,
+            sign_in,
+            indexed: Arc::default(),
             rating: Arc::default(),
         }
     }
@@ -165,7 +218,17 @@ impl Players {
             token_hash: hex::encode(hash(&token)),
             created_unix: now_unix(),
             ratings: BTreeMap::new(),
+            seat_key: None,
         };
+        // The index first: a player is never stored without it.
+        self.store
+            .put_entry(
+                PLAYER_TOKENS,
+                &player.token_hash,
+                player_id(&player.name)?,
+                false,
+            )
+            .await?;
         self.save(&player, true).await?;
         tracing::info!(player = %player.name, bot, "player registered");
         Ok((player, token))
@@ -201,27 +264,146 @@ impl Players {
         })
     }
 
-    /// The player `name`, if `token` is its token.
+    /// The player `name` (or [`ME`]), if `bearer` is its player token or a JWT of the host
+    /// that signs it in.
     pub async fn authenticate(
         &self,
         name: &str,
-        token: Option<&str>,
-    ) -> Result<Player, ServiceError> {
-        let Some(token) = token else {
+        bearer: Option<&str>,
+    ) -> Result<Caller, ServiceError> {
+        let Some(bearer) = bearer else {
             return Err(ServiceError::PlayerUnauthenticated(format!(
-                "acting as {} needs its player token as `authorization: Bearer <token>`",
+                "acting as {} needs its player token (or a JWT of the host's sign-in) as \
+                 `authorization: Bearer <token>`",
                 quote(name)
             )));
         };
-        let player = self.get(name).await?;
-        let presented: TokenHash = hash(token);
-        if hex::encode(presented) != player.token_hash {
+        if name != ME {
+            player_id(name)?;
+        }
+        let caller = if sign_in::looks_like_jwt(bearer) {
+            let Some(sign_in) = &self.sign_in else {
+                return Err(ServiceError::PlayerUnauthenticated(
+                    "this server takes no JWT (serve --auth-jwks or --auth-hs256-secret); send \
+                     a player token"
+                        .to_owned(),
+                ));
+            };
+            let identity = sign_in.verify(bearer).await?;
+            self.signed_in(&identity).await?
+        } else if name == ME {
+            self.by_token(bearer).await?
+        } else {
+            let player = self.get(name).await?;
+            let presented: TokenHash = hash(bearer);
+            if hex::encode(presented) != player.token_hash {
+                return Err(ServiceError::PlayerUnauthenticated(format!(
+                    "this is not the player token of {}",
+                    quote(name)
+                )));
+            }
+            Caller {
+                player,
+                seat_key: bearer.to_owned(),
+            }
+        };
+        if name != ME && name != caller.player.name {
             return Err(ServiceError::PlayerUnauthenticated(format!(
-                "this is not the player token of {}",
+                "this token signs in {}, not {}",
+                caller.player.name,
                 quote(name)
             )));
         }
-        Ok(player)
+        Ok(caller)
+    }
+
+    /// The player whose player token is `token`.
+    async fn by_token(&self, token: &str) -> Result<Caller, ServiceError> {
+        let token_hash = hex::encode(hash(token));
+        let mut id = self.store.entry(PLAYER_TOKENS, &token_hash).await?;
+        if id.is_none() {
+            // Players registered before the index: indexed once per server.
+            self.indexed
+                .get_or_try_init(|| async {
+                    for player in self.all().await? {
+                        if let Ok(id) = player_id(&player.name)
+                            && !player.token_hash.is_empty()
+                        {
+                            self.store
+                                .put_entry(PLAYER_TOKENS, &player.token_hash, id, false)
+                                .await?;
+                        }
+                    }
+                    Ok::<(), ServiceError>(())
+                })
+                .await?;
+            id = self.store.entry(PLAYER_TOKENS, &token_hash).await?;
+        }
+        let player = match id {
+            Some(id) => Some(self.get(&format!("players/{id}")).await?),
+            None => None,
+        };
+        match player {
+            Some(player) if player.token_hash == token_hash => Ok(Caller {
+                player,
+                seat_key: token.to_owned(),
+            }),
+            _ => Err(ServiceError::PlayerUnauthenticated(
+                "this is no player's token".to_owned(),
+            )),
+        }
+    }
+
+    /// The player `identity` signs in: created on first use, its display name kept as the
+    /// host's claim says.
+    pub async fn signed_in(&self, identity: &Identity) -> Result<Caller, ServiceError> {
+        let name = identity_player(identity);
+        let display_name = identity.display_name.as_deref().and_then(tidy_name);
+        for _ in 0..2 {
+            match self.get(&name).await {
+                Ok(mut player) => {
+                    if let Some(fresh) = &display_name
+                        && *fresh != player.display_name
+                    {
+                        player.display_name = fresh.clone();
+                        self.save(&player, false).await?;
+                    }
+                    let Some(seat_key) = player.seat_key.clone() else {
+                        return Err(ServiceError::Damaged {
+                            game: name,
+                            error: "a signed-in player's record has no seat key".to_owned(),
+                        });
+                    };
+                    return Ok(Caller { player, seat_key });
+                }
+                Err(ServiceError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            let seat_key = new_token();
+            let player = Player {
+                name: name.clone(),
+                display_name: display_name
+                    .clone()
+                    .unwrap_or_else(|| format!("Player {}", &name["players/".len()..][..4])),
+                bot: false,
+                // No player token acts as it: no token hashes to the empty string.
+                token_hash: String::new(),
+                created_unix: now_unix(),
+                ratings: BTreeMap::new(),
+                seat_key: Some(seat_key.clone()),
+            };
+            let id = player_id(&player.name)?;
+            let text = serde_json::to_string(&player)
+                .map_err(|e| ServiceError::unavailable(e.to_string()))?;
+            if self.store.put_entry(PLAYERS, id, &text, true).await? {
+                tracing::info!(player = %player.name, "player signed in for the first time");
+                return Ok(Caller { player, seat_key });
+            }
+            // Another server created it first: read it.
+        }
+        Err(ServiceError::unavailable(
+            "the signed-in player could not be read or created; try again",
+        ))
     }
 
     /// Notes that `player` took `seat` of `game` (listed by [`Players::games`]).
@@ -271,6 +453,7 @@ impl Players {
             token_hash: String::new(),
             created_unix: now_unix(),
             ratings: BTreeMap::new(),
+            seat_key: None,
         };
         let text =
             serde_json::to_string(&player).map_err(|e| ServiceError::unavailable(e.to_string()))?;

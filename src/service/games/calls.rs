@@ -5,29 +5,28 @@ use super::*;
 
 impl Registry {
     /// Takes a seat (the first open one when `seat` is `None`) and returns its token. `name`
-    /// is the game's name or its invite code. With `player` (`players/{id}` and its token),
-    /// the seat is that player's, its token derived from the player's; a player who already
-    /// holds a seat of the game gets that seat again.
+    /// is the game's name or its invite code. With `player` (authenticated), the seat is that
+    /// player's, its token derived from the player's seat key; a player who already holds a
+    /// seat of the game gets that seat again.
     pub async fn join(
         self: &Arc<Self>,
         name: &str,
         seat: Option<Seat>,
         display_name: &str,
-        player: Option<(&str, Option<&str>)>,
+        player: Option<Caller>,
     ) -> Result<(Seat, String, GameInfo), ServiceError> {
         let name = self.resolve(name).await?;
         let name = name.as_str();
         let game = self.get(name).await?;
         let mut display_name: String = display_name.chars().take(64).collect();
         let joining = match player {
-            Some((player, token)) => {
-                let found = self.hooks.players.authenticate(player, token).await?;
+            Some(caller) => {
                 if display_name.trim().is_empty() {
-                    display_name = found.display_name;
+                    display_name = caller.player.display_name;
                 }
                 Some(task::Joining {
-                    player: found.name,
-                    token: token.unwrap_or_default().to_owned(),
+                    player: caller.player.name,
+                    token: caller.seat_key,
                     players: self.hooks.players.clone(),
                 })
             }
@@ -70,16 +69,14 @@ impl Registry {
         Ok(game)
     }
 
-    /// Up to `limit` of the seats a player took, newest first, with each seat's token (the
-    /// player's `token` must be given).
+    /// Up to `limit` of the seats the `caller` took, newest first, with each seat's token.
     pub async fn player_games(
         self: &Arc<Self>,
-        player: &str,
-        token: Option<&str>,
+        caller: &Caller,
         limit: u32,
     ) -> Result<Vec<(GameInfo, Seat, String)>, ServiceError> {
-        let found = self.hooks.players.authenticate(player, token).await?;
-        let token = token.unwrap_or_default();
+        let found = &caller.player;
+        let token = caller.seat_key.as_str();
         let limit = if limit == 0 { 50 } else { limit.min(100) } as usize;
         let mut out = Vec::new();
         for held in self.hooks.players.games(&found.name, limit).await? {

@@ -34,13 +34,14 @@ use crate::bots::Level;
 use crate::rules::{CardId, Game, Options, Ruleset, Seat, Setup, Viewer};
 use crate::store::{Change, EventStore, StoreError};
 
-use crate::service::accounts::players::Players;
+use crate::service::accounts::players::{Caller, Players};
 use crate::service::accounts::rater;
+use crate::service::accounts::sign_in::SignIn;
 use crate::service::error::{ServiceError, quote};
 use crate::service::games::lobby::{Lobby, SeatState, TokenHash, hash, new_token, now_unix};
 use crate::service::games::log::EventLog;
 use crate::service::games::task::{GameRef, Hooks, Lifecycle};
-use crate::service::metrics::Open;
+use crate::service::metrics::{Metrics, Open};
 
 /// Why a stored game cannot be made live again.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +87,8 @@ pub struct Config {
     pub lifecycle: Lifecycle,
     /// This server matches players (`FindMatch`).
     pub matchmaking: bool,
+    /// The host's sign-in: its JWTs stand for players.
+    pub sign_in: Option<Arc<SignIn>>,
 }
 
 impl Default for Config {
@@ -98,6 +101,7 @@ impl Default for Config {
             max_streams_per_connection: 100,
             lifecycle: Lifecycle::default(),
             matchmaking: true,
+            sign_in: None,
         }
     }
 }
@@ -201,7 +205,11 @@ pub fn game_id(name: &str) -> Result<&str, ServiceError> {
 impl Registry {
     /// No games yet. On a shared store, starts following the store's change notices.
     pub fn new(store: Arc<dyn EventStore>, config: Config) -> Arc<Registry> {
-        let players = Players::new(store.clone());
+        let players = Players::new(store.clone(), config.sign_in.clone());
+        let mut metrics = Metrics::new();
+        if let Some(sign_in) = &config.sign_in {
+            metrics.register_sign_in(sign_in.metrics());
+        }
         let finishes = rater::start(players.clone());
         let registry = Arc::new_cyclic(|registry| Registry {
             table: Mutex::default(),
@@ -213,7 +221,7 @@ impl Registry {
                 store,
                 lifecycle: config.lifecycle.clone(),
                 appended: Arc::new(watch::channel(0).0),
-                metrics: Arc::default(),
+                metrics: Arc::new(metrics),
                 registry: registry.clone(),
             }),
             config,

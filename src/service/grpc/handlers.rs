@@ -10,6 +10,7 @@ use crate::proto as pb;
 use crate::proto::uno_flip_service_server::UnoFlipService;
 use crate::rules::{Deck, Ruleset, Viewer};
 
+use crate::service::accounts::players::{self, Caller};
 use crate::service::error::ServiceError;
 use crate::service::games::Registry;
 use crate::service::grpc::convert;
@@ -39,6 +40,13 @@ impl Service {
             matchmaker,
             firehose: Arc::default(),
         }
+    }
+}
+
+impl Service {
+    /// The player `name` (or `players/me`) the request's bearer proves to be.
+    async fn caller(&self, name: &str, bearer: Option<&str>) -> Result<Caller, ServiceError> {
+        self.registry.hooks.players.authenticate(name, bearer).await
     }
 }
 
@@ -104,7 +112,10 @@ impl UnoFlipService for Service {
     ) -> Answer<pb::JoinGameResponse> {
         let bearer = token(&request);
         let r = request.into_inner();
-        let player = (!r.player.is_empty()).then_some((r.player.as_str(), bearer.as_deref()));
+        let player = match r.player.as_str() {
+            "" => None,
+            name => Some(self.caller(name, bearer.as_deref()).await?),
+        };
         let (seat, token, game) = self
             .registry
             .join(
@@ -287,12 +298,12 @@ impl UnoFlipService for Service {
         &self,
         request: Request<pb::GetPlayerRequest>,
     ) -> Answer<pb::GetPlayerResponse> {
-        let player = self
-            .registry
-            .hooks
-            .players
-            .get(&request.get_ref().name)
-            .await?;
+        let name = &request.get_ref().name;
+        let player = if name == players::ME {
+            self.caller(name, token(&request).as_deref()).await?.player
+        } else {
+            self.registry.hooks.players.get(name).await?
+        };
         Ok(Response::new(pb::GetPlayerResponse {
             player: Some(convert::registered_player(&player)),
         }))
@@ -304,10 +315,8 @@ impl UnoFlipService for Service {
     ) -> Answer<pb::ListMyGamesResponse> {
         let bearer = token(&request);
         let r = request.get_ref();
-        let games = self
-            .registry
-            .player_games(&r.player, bearer.as_deref(), r.page_size)
-            .await?;
+        let caller = self.caller(&r.player, bearer.as_deref()).await?;
+        let games = self.registry.player_games(&caller, r.page_size).await?;
         Ok(Response::new(pb::ListMyGamesResponse {
             games: games
                 .iter()
@@ -381,12 +390,7 @@ impl UnoFlipService for Service {
         let slot = self.registry.open_stream(request.remote_addr())?;
         let bearer = token(&request);
         let r = request.into_inner();
-        let player = self
-            .registry
-            .hooks
-            .players
-            .authenticate(&r.player, bearer.as_deref())
-            .await?;
+        let caller = self.caller(&r.player, bearer.as_deref()).await?;
         let Some(options) = r.options else {
             return Err(
                 ServiceError::invalid(Reason::OptionsMissing, "options must be set").into(),
@@ -408,13 +412,7 @@ impl UnoFlipService for Service {
         let bot_fill = r
             .bot_fill
             .then(|| std::time::Duration::from_secs(u64::from(r.bot_fill_after_seconds)));
-        let ticket = matchmaker.join(
-            &player,
-            bearer.unwrap_or_default(),
-            new,
-            bot_fill,
-            fill_levels,
-        )?;
+        let ticket = matchmaker.join(caller, new, bot_fill, fill_levels)?;
         Ok(Response::new(stream::find_match(
             self.registry.clone(),
             matchmaker,

@@ -223,9 +223,10 @@ export type JoinGameRequest = Message<"unoflip.v1.JoinGameRequest"> & {
   playerName: string;
 
   /**
-   * `players/{player}`: take the seat as this registered player, with its player token as
-   * `authorization: Bearer <token>`. The seat token is then derived from the player token, and
-   * a player who already holds a seat of the game gets that seat again.
+   * `players/{player}` (or `players/me`): take the seat as this registered player, with its
+   * player token (or a JWT of the host's sign-in) as `authorization: Bearer <token>`. The seat
+   * token is then derived from the player's, and a player who already holds a seat of the game
+   * gets that seat again.
    *
    * @generated from field: string player = 4;
    */
@@ -1105,7 +1106,8 @@ export const RegisterPlayerResponseSchema: GenMessage<RegisterPlayerResponse> = 
  */
 export type GetPlayerRequest = Message<"unoflip.v1.GetPlayerRequest"> & {
   /**
-   * `players/{player}`.
+   * `players/{player}`; or `players/me`, the caller's own player, which needs its player token
+   * (or a JWT of the host's sign-in) as bearer.
    *
    * @generated from field: string name = 1;
    */
@@ -1147,7 +1149,8 @@ export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE_
  */
 export type ListMyGamesRequest = Message<"unoflip.v1.ListMyGamesRequest"> & {
   /**
-   * `players/{player}`; the call needs its player token.
+   * `players/{player}` or `players/me`; the call needs its player token (or a JWT of the
+   * host's sign-in).
    *
    * @generated from field: string player = 1;
    */
@@ -1336,7 +1339,8 @@ export const GetLeaderboardResponseSchema: GenMessage<GetLeaderboardResponse> = 
  */
 export type FindMatchRequest = Message<"unoflip.v1.FindMatchRequest"> & {
   /**
-   * `players/{player}`; the call needs its player token.
+   * `players/{player}` or `players/me`; the call needs its player token (or a JWT of the
+   * host's sign-in).
    *
    * @generated from field: string player = 1;
    */
