@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use crate::service::accounts::sign_in::{Settings, SettingsError, SignIn};
 use crate::service::http::tls::Certificates;
+use crate::service::notify::{
+    self, Retries, nats::NatsSink, webhook::Webhook, webhook::WebhookError,
+};
 use crate::service::publish::{PublishConfig, Retention, Start};
 use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, RateLimits, Registry};
 
@@ -100,6 +103,24 @@ pub struct ServeArgs {
     /// The claim a signed-in player's display name is taken from.
     #[arg(long, env = "UNOFLIP_AUTH_NAME_CLAIM", default_value = "name")]
     pub auth_name_claim: String,
+    /// A URL players' notifications are POSTed to (your turn, a penalty waits, game started,
+    /// game over), signed as Standard Webhooks says with `--webhook-secret`; repeat for several.
+    #[arg(
+        long = "webhook-url",
+        env = "UNOFLIP_WEBHOOK_URLS",
+        value_delimiter = ','
+    )]
+    pub webhook_urls: Vec<String>,
+    /// The webhooks' signing secret: `whsec_` and base64, as Standard Webhooks writes it (or
+    /// any text of at least 16 bytes).
+    #[arg(long, env = "UNOFLIP_WEBHOOK_SECRET", hide_env_values = true)]
+    pub webhook_secret: Option<String>,
+    /// The longest pause between two attempts to deliver a notification.
+    #[arg(long, env = "UNOFLIP_WEBHOOK_RETRY_MAX", default_value = "5m", value_parser = duration)]
+    pub webhook_retry_max: Duration,
+    /// How long a notification is retried before it is given up (and counted as dropped).
+    #[arg(long, env = "UNOFLIP_WEBHOOK_GIVE_UP_AFTER", default_value = "25h", value_parser = duration)]
+    pub webhook_give_up_after: Duration,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -181,6 +202,14 @@ pub struct ServeArgs {
         default_value = "beginning"
     )]
     pub publish_start: Start,
+    /// The JetStream stream players' notifications go to with `--publish` (subjects
+    /// `unoflip.v1.players.<id>.notifications`), created if missing.
+    #[arg(
+        long,
+        env = "UNOFLIP_PUBLISH_NOTIFICATIONS_STREAM",
+        default_value = "UNOFLIP_NOTIFICATIONS"
+    )]
+    pub publish_notifications_stream: String,
 }
 
 /// Parses `250ms`, `30s`, `10m`, `1h` or a number of seconds.
@@ -205,6 +234,14 @@ pub fn duration(text: &str) -> Result<Duration, String> {
 /// Runs the server until SIGINT or SIGTERM.
 pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let sign_in = sign_in(&args)?;
+    let webhooks = args
+        .webhook_urls
+        .iter()
+        .map(|url| match &args.webhook_secret {
+            Some(secret) => Webhook::new(url, secret),
+            None => Err(WebhookError::NoSecret),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let store = crate::store::open(&args.store).await?;
     let config = Config {
         admin_token: args.admin_token,
@@ -252,6 +289,14 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
     let registry = Registry::new(store, config);
     let rebuilt = registry.recover().await?;
     tracing::info!(games = rebuilt, "unfinished games rebuilt from the store");
+    let retries = Retries {
+        longest: args.webhook_retry_max.max(Duration::from_millis(100)),
+        give_up_after: args.webhook_give_up_after,
+        ..Retries::default()
+    };
+    for webhook in webhooks {
+        notify::spawn(registry.clone(), Arc::new(webhook), retries);
+    }
     if let Some(url) = args.publish {
         if !url.starts_with("nats://") && !url.starts_with("tls://") {
             return Err(format!("--publish {url:?}: expected nats://host:port").into());
@@ -267,6 +312,15 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
             )
             .into());
         }
+        notify::spawn(
+            registry.clone(),
+            Arc::new(NatsSink::new(
+                &url,
+                &args.publish_notifications_stream,
+                args.publish_duplicate_window,
+            )),
+            retries,
+        );
         service::publish::spawn(
             registry.clone(),
             PublishConfig {

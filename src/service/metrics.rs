@@ -34,6 +34,22 @@ pub struct OutcomeLabels {
     pub outcome: &'static str,
 }
 
+/// A notification sink (`webhook:<url>`, `nats:<stream>`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SinkLabels {
+    /// The sink.
+    pub sink: String,
+}
+
+/// A notification delivery's outcome, per sink.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DeliveryLabels {
+    /// The sink.
+    pub sink: String,
+    /// `ok`, `failed` (to be tried again) or `dropped` (given up).
+    pub result: &'static str,
+}
+
 /// Every metric of one server.
 pub struct Metrics {
     registry: Registry,
@@ -72,6 +88,10 @@ pub struct Metrics {
     pub publish_duplicates: Counter,
     /// Times the publisher stopped on a failure of the broker or the store, and started over.
     pub publish_errors: Counter,
+    /// Notification deliveries, by sink and outcome.
+    pub notify_deliveries: Family<DeliveryLabels, Counter>,
+    /// Events each notification sink is behind the store.
+    pub notify_lag: Family<SinkLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -108,6 +128,8 @@ impl Metrics {
             published: Counter::default(),
             publish_duplicates: Counter::default(),
             publish_errors: Counter::default(),
+            notify_deliveries: Family::default(),
+            notify_lag: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -194,6 +216,16 @@ impl Metrics {
             "publish_errors",
             "Times the publisher stopped on a failure of the broker or the store and started over",
             metrics.publish_errors.clone(),
+        );
+        registry.register(
+            "notify_deliveries",
+            "Notification deliveries, by sink and result (ok, failed and tried again, dropped)",
+            metrics.notify_deliveries.clone(),
+        );
+        registry.register(
+            "notify_lag_events",
+            "Events a notification sink is behind the store (counted up to a million)",
+            metrics.notify_lag.clone(),
         );
         Metrics {
             registry,

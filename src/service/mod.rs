@@ -15,6 +15,7 @@ pub mod grpc;
 pub mod http;
 pub mod matchmaker;
 pub mod metrics;
+pub mod notify;
 pub mod publish;
 pub(crate) mod reason;
 mod serve;

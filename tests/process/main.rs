@@ -18,6 +18,7 @@ mod kit;
 mod leave;
 mod lifecycle;
 mod matchmaking;
+mod notify;
 mod play;
 mod players;
 mod publish;
