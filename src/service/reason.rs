@@ -56,6 +56,7 @@ catalogue! {
     BotSeatOutOfRange = "BOT_SEAT_OUT_OF_RANGE",
     BotSeatDuplicate = "BOT_SEAT_DUPLICATE",
     BotFillWaitTooLong = "BOT_FILL_WAIT_TOO_LONG",
+    TurnTimerTooLong = "TURN_TIMER_TOO_LONG",
     TooManyCards = "TOO_MANY_CARDS",
     RatedGameFixedDeck = "RATED_GAME_FIXED_DECK",
     RequestIdTooLong = "REQUEST_ID_TOO_LONG",

@@ -8,6 +8,7 @@ mod cancelled;
 #[path = "../common/mod.rs"]
 mod common;
 mod connect;
+mod correspondence;
 mod crash;
 mod edge;
 mod expert;

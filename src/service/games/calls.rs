@@ -3,6 +3,21 @@
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
+/// A seat a player took, as `ListMyGames` shows it.
+#[derive(Clone, Debug)]
+pub struct PlayerGame {
+    /// The game.
+    pub info: GameInfo,
+    /// The seat.
+    pub seat: Seat,
+    /// The seat's token.
+    pub seat_token: String,
+    /// The player must act in it now.
+    pub your_turn: bool,
+    /// When the turn waited for runs out, while the game is played with a turn timer.
+    pub deadline: Option<tokio::time::Instant>,
+}
+
 impl Registry {
     /// Takes a seat (the first open one when `seat` is `None`) and returns its token. `name`
     /// is the game's name or its invite code. With `player` (authenticated), the seat is that
@@ -69,12 +84,13 @@ impl Registry {
         Ok(game)
     }
 
-    /// Up to `limit` of the seats the `caller` took, newest first, with each seat's token.
+    /// Up to `limit` of the seats the `caller` took, with each seat's token: those where the
+    /// player must act first (the deadline soonest first), then the others newest first.
     pub async fn player_games(
         self: &Arc<Self>,
         caller: &Caller,
         limit: u32,
-    ) -> Result<Vec<(GameInfo, Seat, String)>, ServiceError> {
+    ) -> Result<Vec<PlayerGame>, ServiceError> {
         let found = &caller.player;
         let token = caller.seat_key.as_str();
         let limit = if limit == 0 { 50 } else { limit.min(100) } as usize;
@@ -92,9 +108,28 @@ impl Registry {
                 let seat_token =
                     crate::service::accounts::players::seat_token(token, &held.game, held.seat);
                 self.note_token(hash(&seat_token), &held.game);
-                out.push((info, held.seat, seat_token));
+                let (your_turn, deadline) = if info.status == Status::Playing {
+                    match self.view(&held.game, Viewer::Seat(held.seat)).await {
+                        Ok((view, deadline)) => (
+                            view.turn == held.seat && !view.legal_actions.is_empty(),
+                            deadline,
+                        ),
+                        Err(_) => (false, None),
+                    }
+                } else {
+                    (false, None)
+                };
+                out.push(PlayerGame {
+                    info,
+                    seat: held.seat,
+                    seat_token,
+                    your_turn,
+                    deadline,
+                });
             }
         }
+        // Stable: the others stay newest first.
+        out.sort_by_key(|g| (!g.your_turn, g.your_turn.then_some(g.deadline).flatten()));
         Ok(out)
     }
 

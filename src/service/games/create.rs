@@ -4,6 +4,9 @@
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
+/// The longest turn timer: 7 days, for correspondence play.
+pub const MAX_TURN_TIMER: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// What a game is created with (the domain side of `GameOptions`).
 #[derive(Clone, Debug)]
 pub struct NewGame {
@@ -120,6 +123,18 @@ impl Registry {
             deck: new.deck_order,
         };
         setup.check()?;
+        if let Some(timer) = new.turn_timer
+            && timer > MAX_TURN_TIMER
+        {
+            return Err(ServiceError::invalid(
+                Reason::TurnTimerTooLong,
+                format!(
+                    "turn_timer_seconds: {} is more than {} (7 days)",
+                    timer.as_secs(),
+                    MAX_TURN_TIMER.as_secs()
+                ),
+            ));
+        }
         let mut bot_seats: Vec<Seat> = Vec::new();
         for &seat in &new.bot_seats {
             if seat >= seats {
@@ -166,6 +181,7 @@ impl Registry {
             rated: new.rated,
             seat_levels: new.seat_levels,
             invite_code: Some(invite_code),
+            turn_deadline: None,
         };
         let record = lobby.to_record();
         self.hooks.store.save_game(&name, &record, false).await?;

@@ -68,6 +68,10 @@ pub struct Lobby {
     /// The invite code that names the game while its lobby is open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invite_code: Option<String>,
+    /// With a turn timer of a minute or more: the version at which the running turn's deadline
+    /// was set, and the deadline (Unix milliseconds), so that a restart keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_deadline: Option<(u64, u64)>,
 }
 
 impl Lobby {

@@ -15,6 +15,7 @@ mod log;
 mod recovery;
 pub mod task;
 
+pub use calls::PlayerGame;
 pub use create::NewGame;
 pub use lobby::{GameInfo, Status};
 

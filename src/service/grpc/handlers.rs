@@ -320,10 +320,12 @@ impl UnoFlipService for Service {
         Ok(Response::new(pb::ListMyGamesResponse {
             games: games
                 .iter()
-                .map(|(info, seat, token)| pb::PlayerGame {
-                    game: Some(convert::game(info)),
-                    seat: u32::try_from(*seat).unwrap_or(u32::MAX),
-                    seat_token: token.clone(),
+                .map(|held| pb::PlayerGame {
+                    game: Some(convert::game(&held.info)),
+                    seat: u32::try_from(held.seat).unwrap_or(u32::MAX),
+                    seat_token: held.seat_token.clone(),
+                    your_turn: held.your_turn,
+                    turn_deadline: stream::deadline_timestamp(held.deadline),
                 })
                 .collect(),
         }))

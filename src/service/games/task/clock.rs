@@ -11,6 +11,16 @@ pub(super) fn lobby_ends(lobby: &Lobby, ttl: Duration, now: Instant) -> Instant 
 }
 
 impl Live {
+    /// How long the game may go on with no move but the server's before it is given up:
+    /// `--abandon-after`, or, with a turn timer, a round of time-outs of every seat and one more
+    /// (a correspondence game waits days for a move; its time-outs are what makes it end).
+    pub(super) fn abandon_after(&self) -> Duration {
+        let per_round = self.lobby.timer.map_or(Duration::ZERO, |t| {
+            t.saturating_mul(u32::try_from(self.lobby.seats.len() + 1).unwrap_or(u32::MAX))
+        });
+        self.hooks.lifecycle.abandon_after.max(per_round)
+    }
+
     /// Whether the task is done: a game over (or a lobby expired) past its keep time.
     pub(super) fn gone(&self) -> bool {
         self.unload_at.is_some_and(|at| at <= Instant::now())
@@ -20,7 +30,7 @@ impl Live {
     pub(super) fn next_wake(&self) -> Option<Instant> {
         let lobby_end = (self.status() == Status::Waiting).then_some(self.lobby_ends);
         let abandon = (self.status() == Status::Playing && !self.lobby.all_bots())
-            .then(|| self.last_person + self.hooks.lifecycle.abandon_after);
+            .then(|| self.last_person + self.abandon_after());
         [
             self.deadline,
             self.bot_at,
@@ -96,7 +106,7 @@ impl Live {
         if self.status() != Status::Playing {
             return;
         }
-        if !self.lobby.all_bots() && self.last_person + self.hooks.lifecycle.abandon_after <= now {
+        if !self.lobby.all_bots() && self.last_person + self.abandon_after() <= now {
             if let Err(e) = self
                 .commit(vec![Event::MatchAbandoned], Mover::Server, None)
                 .await

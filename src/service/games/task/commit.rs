@@ -6,6 +6,9 @@ use super::run::answering_reads;
 use super::*;
 use crate::service::accounts::rater::{Finish, Seated};
 
+/// The shortest turn timer whose deadlines are kept in the game's record.
+const KEPT_DEADLINE: Duration = Duration::from_secs(60);
+
 impl Live {
     /// Appends `events` to the store (with the request that made them), then applies them.
     /// Returns them as the mover's seat sees them.
@@ -81,6 +84,21 @@ impl Live {
         self.version.send_replace(version);
         self.deadline = self.lobby.timer.map(|t| Instant::now() + t);
         self.bot_at = None;
+        if let Some(timer) = self.lobby.timer
+            && timer >= KEPT_DEADLINE
+            && version > before
+            && !self.status().is_final()
+        {
+            // A correspondence game: the turn's deadline is kept, so that a restart does not
+            // give the seat a whole new turn (one more write per move, at most one a minute
+            // per seat and a few per move).
+            let ends =
+                now_millis().saturating_add(u64::try_from(timer.as_millis()).unwrap_or(u64::MAX));
+            self.lobby.turn_deadline = Some((version, ends));
+            if let Err(e) = self.save_record().await {
+                tracing::warn!(game = %self.name, error = %e, "could not keep the turn's deadline");
+            }
+        }
         if self.log.snapshot_due()
             && let Some(game) = self.game.as_ref()
         {

@@ -39,6 +39,7 @@ use crate::store::{EventStore, StoreError};
 
 use crate::chan::mailbox;
 use crate::chan::signal;
+use crate::service::accounts::players::now_millis;
 use crate::service::accounts::players::{self, Players};
 use crate::service::accounts::rater::Finishes;
 use crate::service::error::ServiceError;
@@ -346,7 +347,14 @@ pub(crate) fn spawn(
         search: None,
     };
     if live.status() == Status::Playing {
-        live.deadline = live.lobby.timer.map(|t| now + t);
+        // The deadline stored with the record, if it is this turn's; else a whole turn.
+        let at = live.log.len();
+        live.deadline = live.lobby.timer.map(|t| match live.lobby.turn_deadline {
+            Some((version, unix_ms)) if version == at => {
+                now + Duration::from_millis(unix_ms.saturating_sub(now_millis()))
+            }
+            _ => now + t,
+        });
     }
     tokio::spawn(async move {
         live.run(store_version.as_ref().map(|v| v.subscribe()))

@@ -330,14 +330,18 @@ class ListMyGamesRequest(_message.Message):
     def __init__(self, player: _Optional[str] = ..., page_size: _Optional[int] = ...) -> None: ...
 
 class PlayerGame(_message.Message):
-    __slots__ = ("game", "seat", "seat_token")
+    __slots__ = ("game", "seat", "seat_token", "your_turn", "turn_deadline")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    YOUR_TURN_FIELD_NUMBER: _ClassVar[int]
+    TURN_DEADLINE_FIELD_NUMBER: _ClassVar[int]
     game: _game_pb2.Game
     seat: int
     seat_token: str
-    def __init__(self, game: _Optional[_Union[_game_pb2.Game, _Mapping]] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ...) -> None: ...
+    your_turn: bool
+    turn_deadline: _timestamp_pb2.Timestamp
+    def __init__(self, game: _Optional[_Union[_game_pb2.Game, _Mapping]] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., your_turn: _Optional[bool] = ..., turn_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListMyGamesResponse(_message.Message):
     __slots__ = ("games",)

@@ -156,8 +156,9 @@ export type GameOptions = Message<"unoflip.v1.GameOptions"> & {
   houseRules?: HouseRules | undefined;
 
   /**
-   * Seconds a seat has for each move; 0 means no timer. When it runs out the server takes a
-   * pending penalty for the seat, or draws a card and keeps it.
+   * Seconds a seat has for each move, up to 604800 (7 days, for correspondence play); 0 means
+   * no timer. When it runs out the server takes a pending penalty for the seat, or draws a card
+   * and keeps it.
    *
    * @generated from field: uint32 turn_timer_seconds = 7;
    */
