@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::service::accounts::sign_in::{Settings, SettingsError, SignIn};
 use crate::service::http::tls::Certificates;
 use crate::service::notify::{
-    self, Retries, nats::NatsSink, webhook::Webhook, webhook::WebhookError,
+    self, Delivery, Retries, nats::NatsSink, webhook::Webhook, webhook::WebhookError,
 };
 use crate::service::publish::{PublishConfig, Retention, Start};
 use crate::service::{self, Config, ConnectionLimits, Lifecycle, Limits, RateLimits, Registry};
@@ -121,6 +121,10 @@ pub struct ServeArgs {
     /// How long a notification is retried before it is given up (and counted as dropped).
     #[arg(long, env = "UNOFLIP_WEBHOOK_GIVE_UP_AFTER", default_value = "25h", value_parser = duration)]
     pub webhook_give_up_after: Duration,
+    /// In games with a turn timer of a minute or more, the share of a turn left when its seat is
+    /// reminded (a `turn_ending` notification); 0: no reminders.
+    #[arg(long, env = "UNOFLIP_TURN_REMINDER_LEFT", default_value_t = 0.25, value_parser = share)]
+    pub turn_reminder_left: f64,
     /// Requests handled at once per connection.
     #[arg(long, env = "UNOFLIP_CONCURRENCY", default_value_t = 256)]
     pub concurrency_per_connection: usize,
@@ -212,6 +216,16 @@ pub struct ServeArgs {
     pub publish_notifications_stream: String,
 }
 
+/// Parses a share, 0 to 1.
+pub fn share(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "{text:?}: expected a share from 0 to 1, such as 0.25"
+        )),
+    }
+}
+
 /// Parses `250ms`, `30s`, `10m`, `1h` or a number of seconds.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -294,8 +308,12 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
         give_up_after: args.webhook_give_up_after,
         ..Retries::default()
     };
+    let delivery = Delivery {
+        retries,
+        reminder_left: args.turn_reminder_left,
+    };
     for webhook in webhooks {
-        notify::spawn(registry.clone(), Arc::new(webhook), retries);
+        notify::spawn(registry.clone(), Arc::new(webhook), delivery);
     }
     if let Some(url) = args.publish {
         if !url.starts_with("nats://") && !url.starts_with("tls://") {
@@ -319,7 +337,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error + Send
                 &args.publish_notifications_stream,
                 args.publish_duplicate_window,
             )),
-            retries,
+            delivery,
         );
         service::publish::spawn(
             registry.clone(),

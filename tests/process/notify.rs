@@ -21,7 +21,15 @@ const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 /// A game of two registered players; its name, the players by seat and the seat tokens.
 async fn players_game(client: &mut Client) -> (String, Vec<String>, Vec<String>) {
-    let game = create(client, options(2)).await.unwrap().name;
+    players_game_of(client, options(2)).await
+}
+
+/// The same with these options.
+async fn players_game_of(
+    client: &mut Client,
+    options: pb::GameOptions,
+) -> (String, Vec<String>, Vec<String>) {
+    let game = create(client, options).await.unwrap().name;
     let (mut players, mut tokens) = (Vec::new(), Vec::new());
     for name in ["Ann", "Bo"] {
         let registered = client
@@ -143,6 +151,7 @@ fn check(request: &Received) -> (String, String, (String, u64)) {
     assert_eq!(data["id"], id.as_str());
     let keys: BTreeSet<&str> = data.keys().map(String::as_str).collect();
     let allowed: BTreeSet<&str> = [
+        "turn_deadline",
         "id",
         "player",
         "game",
@@ -527,4 +536,86 @@ async fn read_notifications(
             return out;
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correspondence_turn_is_reminded_before_it_runs_out_across_a_restart() {
+    let receiver = Endpoint::start(Answer::Ok(String::new())).await;
+    let store = temp_sqlite("webhook-reminder");
+    // A 60 s turn, reminded with 85% of it left: 9 s after it began.
+    let flags = [
+        "--webhook-url",
+        &receiver.url("/hooks"),
+        "--webhook-secret",
+        SECRET,
+        "--turn-reminder-left",
+        "0.85",
+    ];
+    let server = Server::start(&store, &flags).await;
+    let mut client = server.client().await;
+    let timed = pb::GameOptions {
+        turn_timer_seconds: 60,
+        ..options(2)
+    };
+    let (game, players, tokens) = players_game_of(&mut client, timed).await;
+    let dealt = Instant::now();
+    let want = all_delivered(
+        &receiver,
+        &mut client,
+        &game,
+        &players,
+        Duration::from_secs(10),
+    )
+    .await;
+    let (turn_id, _) = want
+        .iter()
+        .rev()
+        .find(|(_, kind)| *kind == "unoflip.your_turn")
+        .expect("a first turn");
+    // The server stops before the reminder and starts again: the turn keeps its deadline and
+    // is reminded on time.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    server.stop();
+    let server = Server::start(&store, &flags).await;
+    let reminder_id = format!("{turn_id}.reminder");
+    let mut reminded = None;
+    while reminded.is_none() {
+        assert!(dealt.elapsed() < Duration::from_secs(30), "no reminder");
+        reminded = receiver
+            .received()
+            .iter()
+            .filter(|r| r.answered == 200)
+            .map(check)
+            .find(|(id, _, _)| *id == reminder_id);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let after = dealt.elapsed();
+    assert!(
+        after >= Duration::from_secs(8),
+        "reminded {after:?} after the deal, with 51 of 60 s left"
+    );
+    let (_, kind, (player, _)) = reminded.unwrap();
+    assert_eq!(kind, "unoflip.turn_ending");
+    assert!(players.contains(&player));
+    let body = receiver
+        .received()
+        .iter()
+        .find(|r| r.header("webhook-id") == Some(reminder_id.as_str()))
+        .map(|r| serde_json::from_slice::<serde_json::Value>(&r.body).unwrap())
+        .unwrap();
+    assert!(body["data"]["turn_deadline"].is_string(), "{body}");
+    // The seat moves: its turn is over, and no other reminder comes for it.
+    let mut client = server.client().await;
+    play(&mut client, &game, &tokens, 1).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let reminders: Vec<String> = receiver
+        .received()
+        .iter()
+        .filter(|r| r.answered == 200)
+        .map(|r| check(r).0)
+        .filter(|id| id.ends_with(".reminder"))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(reminders, vec![reminder_id]);
 }

@@ -7,6 +7,11 @@
 //!   at once, so this is also "you were matched"), your game is over (`game_over`, with the
 //!   winners). Only seats of registered players get them, and not while the server plays the
 //!   seat (it left). They carry no card: nothing a seat may not see.
+//! - **Reminders**: in a game whose turn timer is a minute or more (correspondence play), the
+//!   seat to act is reminded (`turn_ending`) when a `reminder_left` share of its turn is left
+//!   ([`Reminders`]). Reminders are kept in memory, and rebuilt from the live games when a sink
+//!   starts (their deadlines survive restarts in the games' records), so one due while no
+//!   server ran is sent when one starts, if the turn has not run out.
 //! - **From the store**: each sink reads the store's global order after its cursor, derives the
 //!   notifications of each event ([`derive`]) and delivers them, then saves its cursor. A crash
 //!   between a delivery and the cursor delivers again, with the same id (`<game id>.<version>.
@@ -58,6 +63,8 @@ pub enum Kind {
     GameStarted,
     /// The match is over (or was given up).
     GameOver,
+    /// The player's turn runs out soon.
+    TurnEnding,
 }
 
 impl Kind {
@@ -68,6 +75,7 @@ impl Kind {
             Kind::PenaltyWaiting => "unoflip.penalty_waiting",
             Kind::GameStarted => "unoflip.game_started",
             Kind::GameOver => "unoflip.game_over",
+            Kind::TurnEnding => "unoflip.turn_ending",
         }
     }
 }
@@ -91,6 +99,8 @@ pub struct Notification {
     pub winners: Option<Vec<Seat>>,
     /// The event's position in the store's global order.
     pub position: u64,
+    /// For `turn_ending`: when the turn runs out.
+    pub deadline: Option<std::time::SystemTime>,
 }
 
 impl Notification {
@@ -103,6 +113,11 @@ impl Notification {
             "game_version": self.version,
             "seat": self.seat,
         });
+        if let Some(deadline) = self.deadline
+            && let Ok(at) = deadline.duration_since(std::time::UNIX_EPOCH)
+        {
+            data["turn_deadline"] = serde_json::json!(nats::rfc3339(at));
+        }
         if let Some(winners) = &self.winners {
             data["winners"] = serde_json::json!(winners);
             data["won"] = serde_json::json!(winners.contains(&self.seat));
@@ -121,20 +136,27 @@ fn id_of(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-/// A seat as notifications see it: its registered player, unless the server plays it.
+/// A game's seats as notifications see them: each seat's registered player, unless the server
+/// plays it; and the game's turn timer.
 #[derive(Clone, Debug, Default)]
-pub struct SeatPlayers(pub Vec<Option<String>>);
+pub struct SeatPlayers {
+    /// By seat.
+    pub players: Vec<Option<String>>,
+    /// The turn timer.
+    pub timer: Option<Duration>,
+}
 
 impl SeatPlayers {
     /// The seats of `lobby`.
     pub fn of(lobby: &Lobby) -> SeatPlayers {
-        SeatPlayers(
-            lobby
+        SeatPlayers {
+            players: lobby
                 .seats
                 .iter()
                 .map(|s| s.player.clone().filter(|_| !s.server_played))
                 .collect(),
-        )
+            timer: lobby.timer,
+        }
     }
 }
 
@@ -142,7 +164,7 @@ impl SeatPlayers {
 pub fn derive(committed: &Committed, seats: &SeatPlayers) -> Vec<Notification> {
     let one = |kind: Kind, seat: Seat, winners: Option<Vec<Seat>>| {
         seats
-            .0
+            .players
             .get(seat)
             .cloned()
             .flatten()
@@ -160,10 +182,11 @@ pub fn derive(committed: &Committed, seats: &SeatPlayers) -> Vec<Notification> {
                 seat,
                 winners,
                 position: committed.position,
+                deadline: None,
             })
     };
     let every = |kind: Kind, winners: Option<Vec<Seat>>| {
-        (0..seats.0.len())
+        (0..seats.players.len())
             .filter_map(|seat| one(kind, seat, winners.clone()))
             .collect::<Vec<_>>()
     };
@@ -231,12 +254,21 @@ impl Default for Retries {
     }
 }
 
-/// Starts delivering to `sink` while the server runs.
-pub fn spawn(registry: Arc<Registry>, sink: Arc<dyn Sink>, retries: Retries) {
-    tokio::spawn(run(registry, sink, retries));
+/// How a sink delivers: its retries, and when it reminds a seat that its turn runs out.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery {
+    /// Retries of one notification.
+    pub retries: Retries,
+    /// The share of a turn left when its seat is reminded (0: no reminders).
+    pub reminder_left: f64,
 }
 
-async fn run(registry: Arc<Registry>, sink: Arc<dyn Sink>, retries: Retries) {
+/// Starts delivering to `sink` while the server runs.
+pub fn spawn(registry: Arc<Registry>, sink: Arc<dyn Sink>, delivery: Delivery) {
+    tokio::spawn(run(registry, sink, delivery));
+}
+
+async fn run(registry: Arc<Registry>, sink: Arc<dyn Sink>, delivery: Delivery) {
     let name = sink.name();
     let store = registry.hooks.store.clone();
     let lease_name = format!("notify:{name}");
@@ -259,7 +291,7 @@ async fn run(registry: Arc<Registry>, sink: Arc<dyn Sink>, retries: Retries) {
             }
         };
         tracing::info!(sink = %name, "notifications: delivering");
-        let error = deliver_while_held(&registry, &*sink, retries, lease).await;
+        let error = deliver_while_held(&registry, &*sink, delivery, lease).await;
         match error {
             None => return,
             Some(error) => {
@@ -278,9 +310,10 @@ async fn run(registry: Arc<Registry>, sink: Arc<dyn Sink>, retries: Retries) {
 async fn deliver_while_held(
     registry: &Arc<Registry>,
     sink: &dyn Sink,
-    retries: Retries,
+    delivery: Delivery,
     mut lease: Box<dyn crate::store::Lease>,
 ) -> Option<StoreError> {
+    let retries = delivery.retries;
     let name = sink.name();
     let store = registry.hooks.store.clone();
     let cursor = format!("notify:{name}");
@@ -302,6 +335,8 @@ async fn deliver_while_held(
     let mut wake = registry.hooks.appended.subscribe();
     let mut stopping = registry.stopping.subscribe();
     let mut seats = Seats::default();
+    let mut reminders = Reminders::new(delivery.reminder_left);
+    reminders.rebuild(registry).await;
     let mut checked = Instant::now();
     loop {
         if *stopping.borrow() {
@@ -319,6 +354,21 @@ async fn deliver_while_held(
                     .set(i64::try_from(lag).unwrap_or(i64::MAX));
             }
         }
+        let due = reminders.due(registry).await;
+        if !due.is_empty() {
+            let mut by_player: BTreeMap<String, Vec<Notification>> = BTreeMap::new();
+            for n in due {
+                by_player.entry(n.player.clone()).or_default().push(n);
+            }
+            let deliveries = futures_util::stream::iter(by_player.into_values())
+                .map(|list| deliver_in_order(sink, &metrics, &name, retries, list))
+                .buffer_unordered(PLAYERS_AT_ONCE)
+                .collect::<Vec<()>>();
+            tokio::select! {
+                _ = deliveries => {}
+                _ = stopping.wait_for(|s| *s) => return None,
+            }
+        }
         wake.borrow_and_update();
         let batch = match store.read_all(position, BATCH).await {
             Ok(batch) => batch,
@@ -331,9 +381,12 @@ async fn deliver_while_held(
             } else {
                 LEASE_POLL
             };
+            let until_reminder = reminders
+                .next()
+                .map_or(poll, |at| at.saturating_duration_since(Instant::now()));
             tokio::select! {
                 _ = wake.changed() => {}
-                () = tokio::time::sleep(poll) => {}
+                () = tokio::time::sleep(poll.min(until_reminder)) => {}
                 _ = stopping.wait_for(|s| *s) => {}
             }
             continue;
@@ -345,6 +398,9 @@ async fn deliver_while_held(
             }
             let players = seats.of(registry, &committed.game).await;
             for notification in derive(committed, &players) {
+                if matches!(notification.kind, Kind::YourTurn | Kind::PenaltyWaiting) {
+                    reminders.turn(&notification, players.timer);
+                }
                 by_player
                     .entry(notification.player.clone())
                     .or_default()
@@ -355,6 +411,7 @@ async fn deliver_while_held(
                 Event::MatchEnded { .. } | Event::MatchAbandoned
             ) {
                 seats.forget(&committed.game);
+                reminders.forget(&committed.game);
             }
         }
         // Each player's in order; players side by side. The server stopping ends the batch
@@ -458,6 +515,166 @@ impl Seats {
     }
 }
 
+/// The shortest turn timer whose turns are reminded (the one whose deadlines games keep).
+pub const REMINDED_TIMER: Duration = Duration::from_secs(60);
+
+/// A turn to remind: the latest of its game.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// The notification of the turn (`your_turn` or `penalty_waiting`).
+    turn: Notification,
+    /// When to look at the game again.
+    at: Instant,
+}
+
+/// The turns of timed games a sink will remind, by game.
+struct Reminders {
+    left: f64,
+    games: HashMap<String, Pending>,
+}
+
+impl Reminders {
+    fn new(left: f64) -> Reminders {
+        Reminders {
+            left: left.clamp(0.0, 1.0),
+            games: HashMap::new(),
+        }
+    }
+
+    /// The part of `timer` left when a seat is reminded.
+    fn left_of(&self, timer: Duration) -> Duration {
+        timer.mul_f64(self.left)
+    }
+
+    /// A turn began: remind it (in place of the game's earlier one) when its timer is long.
+    fn turn(&mut self, turn: &Notification, timer: Option<Duration>) {
+        let Some(timer) = timer.filter(|t| *t >= REMINDED_TIMER && self.left > 0.0) else {
+            return;
+        };
+        // A first look then; the game's own deadline decides.
+        let at = Instant::now() + timer.saturating_sub(self.left_of(timer));
+        self.games.insert(
+            turn.game.clone(),
+            Pending {
+                turn: turn.clone(),
+                at,
+            },
+        );
+    }
+
+    fn forget(&mut self, game: &str) {
+        self.games.remove(game);
+    }
+
+    /// When the next look is due.
+    fn next(&self) -> Option<Instant> {
+        self.games.values().map(|p| p.at).min()
+    }
+
+    /// The turns of the unfinished timed games, as a sink starting finds them: each game's
+    /// last turn event, with its seat's player, looked at now.
+    async fn rebuild(&mut self, registry: &Registry) {
+        if self.left <= 0.0 {
+            return;
+        }
+        let Ok(unfinished) = registry.hooks.store.unfinished().await else {
+            return;
+        };
+        for (game, record) in unfinished {
+            let Ok(lobby) = Lobby::from_record(&record) else {
+                continue;
+            };
+            if lobby.timer.is_none_or(|t| t < REMINDED_TIMER) {
+                continue;
+            }
+            let Some((version, _)) = lobby.turn_deadline else {
+                continue;
+            };
+            let first = version.saturating_sub(16);
+            let Ok(events) = registry.hooks.store.read(&game, first).await else {
+                continue;
+            };
+            let seats = SeatPlayers::of(&lobby);
+            // The last event that began a turn (it may be no registered player's).
+            let last = events.iter().enumerate().rev().find(|(_, event)| {
+                matches!(
+                    event,
+                    Event::TurnStarted { .. } | Event::PenaltyPending { .. }
+                )
+            });
+            let Some((i, event)) = last else {
+                continue;
+            };
+            let committed = Committed {
+                position: 0,
+                game: game.clone(),
+                version: first + i as u64 + 1,
+                event: event.clone(),
+            };
+            if let Some(turn) = derive(&committed, &seats).into_iter().next() {
+                self.games.insert(
+                    game.clone(),
+                    Pending {
+                        turn,
+                        at: Instant::now(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// The reminders due now; the looks that came too early are put off to their time.
+    async fn due(&mut self, registry: &Arc<Registry>) -> Vec<Notification> {
+        let now = Instant::now();
+        let looks: Vec<String> = self
+            .games
+            .iter()
+            .filter(|(_, p)| p.at <= now)
+            .map(|(game, _)| game.clone())
+            .collect();
+        let mut out = Vec::new();
+        for game in looks {
+            let Some(pending) = self.games.remove(&game) else {
+                continue;
+            };
+            let Ok((view, Some(deadline))) =
+                registry.view(&game, crate::rules::Viewer::Spectator).await
+            else {
+                continue;
+            };
+            let Some(timer) = registry.lobby(&game).await.and_then(|l| l.timer) else {
+                continue;
+            };
+            // Still the turn notified (a later one of the game replaced this pending one).
+            if view.turn != pending.turn.seat || view.version < pending.turn.version {
+                continue;
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                continue;
+            }
+            let remind_in = left.saturating_sub(self.left_of(timer));
+            if remind_in > Duration::from_millis(500) {
+                self.games.insert(
+                    game,
+                    Pending {
+                        at: Instant::now() + remind_in,
+                        turn: pending.turn,
+                    },
+                );
+                continue;
+            }
+            out.push(Notification {
+                id: format!("{}.reminder", pending.turn.id),
+                kind: Kind::TurnEnding,
+                deadline: Some(std::time::SystemTime::now() + left),
+                ..pending.turn
+            });
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,11 +690,10 @@ mod tests {
 
     #[test]
     fn each_kind_goes_to_the_players_it_concerns() {
-        let seats = SeatPlayers(vec![
-            Some("players/a1".into()),
-            None,
-            Some("players/c3".into()),
-        ]);
+        let seats = SeatPlayers {
+            players: vec![Some("players/a1".into()), None, Some("players/c3".into())],
+            timer: None,
+        };
         let turn = derive(&at(7, Event::TurnStarted { seat: 2 }), &seats);
         assert_eq!(turn.len(), 1);
         assert_eq!(

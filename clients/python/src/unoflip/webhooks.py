@@ -11,7 +11,8 @@ every retry), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-si
               "game_version": 17, "seat": 1}}
 
 Types: `unoflip.your_turn`, `unoflip.penalty_waiting`, `unoflip.game_started` (a quick-play match
-starts at once: "you were matched"), `unoflip.game_over` (with `winners` and `won`).
+starts at once: "you were matched"), `unoflip.game_over` (with `winners` and `won`),
+`unoflip.turn_ending` (a reminder before a long turn runs out, with `turn_deadline`).
 
 A notification may come more than once (at least once): keep the ids you saw (`Receiver` does,
 in memory) and answer 2xx to a repeat. Any other answer makes the server try again later.
