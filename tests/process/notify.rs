@@ -619,3 +619,74 @@ async fn a_correspondence_turn_is_reminded_before_it_runs_out_across_a_restart()
         .collect();
     assert_eq!(reminders, vec![reminder_id]);
 }
+
+/// Plays `game` to its end, each seat's first card play where it has one.
+async fn play_to_the_end(client: &mut Client, game: &str, tokens: &[String]) {
+    for _ in 0..2000 {
+        if get_game(client, game).await.status != pb::GameStatus::Playing as i32 {
+            return;
+        }
+        for token in tokens {
+            let seen = view(client, game, Some(token)).await;
+            let Some(action) = crate::kit::pick_move(&seen.legal_actions) else {
+                continue;
+            };
+            let _ = client
+                .submit_action(authed(
+                    pb::SubmitActionRequest {
+                        game: game.to_owned(),
+                        action: Some(action),
+                        expected_version: Some(seen.version),
+                        ..Default::default()
+                    },
+                    token,
+                ))
+                .await;
+        }
+    }
+    panic!("{game} did not end in 2000 rounds of moves");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_over_is_notified_to_its_players_with_the_result() {
+    let receiver = Endpoint::start(Answer::Ok(String::new())).await;
+    let server = Server::start(
+        &temp_sqlite("webhook-rematch"),
+        &[
+            "--webhook-url",
+            &receiver.url("/hooks"),
+            "--webhook-secret",
+            SECRET,
+        ],
+    )
+    .await;
+    let mut client = server.client().await;
+    let one_round = pb::GameOptions {
+        single_round: true,
+        ..options(2)
+    };
+    let (game, players, tokens) = players_game_of(&mut client, one_round).await;
+    play_to_the_end(&mut client, &game, &tokens).await;
+    let want = all_delivered(
+        &receiver,
+        &mut client,
+        &game,
+        &players,
+        Duration::from_secs(15),
+    )
+    .await;
+    let over: Vec<&String> = want
+        .iter()
+        .filter(|(_, kind)| *kind == "unoflip.game_over")
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(over.len(), 2, "each player hears the game is over");
+    let winners = get_game(&mut client, &game).await.winners;
+    for request in receiver.received() {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        if body["type"] == "unoflip.game_over" {
+            let seat = body["data"]["seat"].as_u64().unwrap() as u32;
+            assert_eq!(body["data"]["won"], winners.contains(&seat), "{body}");
+        }
+    }
+}
