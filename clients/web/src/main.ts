@@ -401,6 +401,44 @@ function stopLooking(): void {
   $("#quick-status").textContent = "Stopped looking.";
 }
 
+/** The games of the player this browser plays as: those where it must act first, marked. */
+async function showMyGames(): Promise<void> {
+  const mine = loadMe();
+  if (!mine) return;
+  try {
+    const { games } = await client.listMyGames({ player: mine.player, pageSize: 20 }, authorized(mine.token));
+    $("#mine").hidden = games.length === 0;
+    $("#my-games").replaceChildren(
+      ...games.map((held) => {
+        const g = held.game;
+        const name = g?.name ?? "";
+        const state = held.yourTurn
+          ? "your turn"
+          : g?.status === GameStatus.WAITING
+            ? "waiting for players"
+            : g?.status === GameStatus.PLAYING
+              ? "playing"
+              : "over";
+        const deadline = held.yourTurn && held.turnDeadline ? `, until ${new Date(Number(held.turnDeadline.seconds) * 1000).toLocaleString()}` : "";
+        const label = held.yourTurn ? "Play" : "Open";
+        const open = el("button", { type: "button", class: "open", "data-game": name, "aria-label": `${label} ${name}` }, label);
+        open.addEventListener("click", () => {
+          saveSeat({ game: name, seat: held.seat, token: held.seatToken });
+          location.hash = name;
+        });
+        return el(
+          "li",
+          { "data-game": name, class: held.yourTurn ? "your-turn" : "" },
+          `${name}: ${g ? rulesetName(g) : ""}, ${state}${deadline} `,
+          open,
+        );
+      }),
+    );
+  } catch (error) {
+    showError(error);
+  }
+}
+
 async function showLeaderboard(): Promise<void> {
   try {
     const { entries } = await client.getLeaderboard({
@@ -1022,6 +1060,7 @@ function route(): void {
     leaveScreens();
     screen("lobby");
     void listGames();
+    void showMyGames();
     void showLeaderboard();
   }
 }

@@ -719,6 +719,41 @@ describe("web client in Chromium", { skip: missing.length > 0 && `missing ${miss
     await context.close();
   });
 
+  test("the lobby lists the player's games, the ones where it must act first, and opens its seat", async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(server.url);
+    await page.waitForSelector("#lobby:not([hidden])");
+    assert.equal(await page.locator("#mine").isHidden(), true, "no player yet, no list");
+    await page.fill("#player-name", "Mina");
+    await page.fill("#quick-seats", "2");
+    await page.fill("#quick-wait", "0");
+    await page.uncheck("#quick-rated");
+    await page.click("#quick-play");
+    await page.waitForSelector("#table:not([hidden])", { timeout: 20000 });
+    const game = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    // Back in the lobby while the bot waits for Mina: the game is listed as her turn.
+    let item;
+    for (let i = 0; i < 40 && !item; i++) {
+      await page.goto(server.url);
+      await page.waitForSelector("#lobby:not([hidden])");
+      await page.waitForTimeout(250);
+      item = await page.$(`#my-games li.your-turn[data-game="${game}"]`);
+    }
+    assert.ok(item, "the game is listed as Mina's turn");
+    assert.match(await item.textContent(), /your turn/);
+    assert.equal(await page.locator("#my-games li").first().getAttribute("data-game"), game, "listed first");
+    assert.deepEqual(await accessibilityProblems(page), [], "the lobby with the player's games");
+    // Its button opens Mina's seat, where she may act.
+    await page.click(`#my-games li[data-game="${game}"] button`);
+    await page.waitForSelector("#table:not([hidden])");
+    await page.waitForSelector("#hand button:not([disabled]), #actions button:not([disabled])", { timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("an invite link brings a second person into the waiting room", async () => {
     const host = await (await browser.newContext()).newPage();
     const game = await createGame(host, server.url, { seats: 2, bots: 0 });
