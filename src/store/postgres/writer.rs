@@ -6,6 +6,10 @@ use super::*;
 
 /// SQLSTATE of a unique violation.
 pub(super) const UNIQUE_VIOLATION: &str = "23505";
+/// SQLSTATE of a deadlock PostgreSQL broke by aborting this transaction.
+const DEADLOCK_DETECTED: &str = "40P01";
+/// SQLSTATE of a serialization failure.
+const SERIALIZATION_FAILURE: &str = "40001";
 
 /// Events one transaction may append (the index within it takes 16 bits of the position).
 pub(super) const MAX_APPEND: usize = 1 << 16;
@@ -72,8 +76,15 @@ pub(super) async fn writer(pool: PgPool, mut queue: mpsc::Receiver<(Pending, Rep
 
 /// Commits `batch` in one statement and answers each append: its new version, or `Conflict`
 /// for a game that was not at the version it expected. If another server's append raced one of
-/// them (a unique violation aborts the whole statement), each is tried again on its own.
-pub(super) async fn commit_batch(pool: &PgPool, batch: Vec<(Pending, Reply)>) {
+/// them (a unique violation, or a deadlock or serialization failure, aborts the whole
+/// statement), each is tried again on its own, where a race is a conflict.
+///
+/// The rows go in sorted by game (and version): every server's batches take the unique keys of
+/// the games they share in the same order, so two of them never wait for each other in a
+/// circle (in arrival order, two servers' batches deadlocked, and PostgreSQL broke the tie only
+/// after its deadlock timeout, a second).
+pub(super) async fn commit_batch(pool: &PgPool, mut batch: Vec<(Pending, Reply)>) {
+    batch.sort_by(|(a, _), (b, _)| a.game.cmp(&b.game));
     let mut games = Vec::new();
     let mut versions = Vec::new();
     let mut bodies = Vec::new();
@@ -139,7 +150,7 @@ pub(super) async fn commit_batch(pool: &PgPool, batch: Vec<(Pending, Reply)>) {
                 let _ = reply.send(outcome);
             }
         }
-        Err(e) if is_unique_violation(&e) => {
+        Err(e) if is_unique_violation(&e) || is_race(&e) => {
             for (pending, reply) in batch {
                 let _ = reply.send(append_one(pool, &pending).await);
             }
@@ -151,6 +162,13 @@ pub(super) async fn commit_batch(pool: &PgPool, batch: Vec<(Pending, Reply)>) {
             }
         }
     }
+}
+
+/// A deadlock or a serialization failure: another transaction raced this one.
+fn is_race(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|c| c == DEADLOCK_DETECTED || c == SERIALIZATION_FAILURE)
 }
 
 pub(super) fn is_unique_violation(e: &sqlx::Error) -> bool {
@@ -184,7 +202,8 @@ pub(super) async fn append_one(pool: &PgPool, pending: &Pending) -> Result<u64, 
     .await;
     let conflict = match inserted {
         Ok(done) => done.rows_affected() != pending.bodies.len() as u64,
-        Err(e) if is_unique_violation(&e) => true,
+        // A race with another server's append: the game's version decides, as for any conflict.
+        Err(e) if is_unique_violation(&e) || is_race(&e) => true,
         Err(e) => return Err(unavailable(e)),
     };
     if conflict {
