@@ -69,9 +69,10 @@ pub struct Lobby {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invite_code: Option<String>,
     /// With a turn timer of a minute or more: the version at which the running turn's deadline
-    /// was set, and the deadline (Unix milliseconds), so that a restart keeps it.
+    /// was set, and the deadline (Unix milliseconds), so that a restart keeps it. Boxed: every
+    /// live game holds a lobby, and few have such a timer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_deadline: Option<(u64, u64)>,
+    pub turn_deadline: Option<Box<(u64, u64)>>,
 }
 
 impl Lobby {

@@ -587,7 +587,7 @@ impl Reminders {
             if lobby.timer.is_none_or(|t| t < REMINDED_TIMER) {
                 continue;
             }
-            let Some((version, _)) = lobby.turn_deadline else {
+            let Some(&(version, _)) = lobby.turn_deadline.as_deref() else {
                 continue;
             };
             let first = version.saturating_sub(16);

@@ -94,7 +94,7 @@ impl Live {
             // per seat and a few per move).
             let ends =
                 now_millis().saturating_add(u64::try_from(timer.as_millis()).unwrap_or(u64::MAX));
-            self.lobby.turn_deadline = Some((version, ends));
+            self.lobby.turn_deadline = Some(Box::new((version, ends)));
             if let Err(e) = self.save_record().await {
                 tracing::warn!(game = %self.name, error = %e, "could not keep the turn's deadline");
             }

@@ -349,12 +349,15 @@ pub(crate) fn spawn(
     if live.status() == Status::Playing {
         // The deadline stored with the record, if it is this turn's; else a whole turn.
         let at = live.log.len();
-        live.deadline = live.lobby.timer.map(|t| match live.lobby.turn_deadline {
-            Some((version, unix_ms)) if version == at => {
-                now + Duration::from_millis(unix_ms.saturating_sub(now_millis()))
-            }
-            _ => now + t,
-        });
+        live.deadline = live
+            .lobby
+            .timer
+            .map(|t| match live.lobby.turn_deadline.as_deref() {
+                Some(&(version, unix_ms)) if version == at => {
+                    now + Duration::from_millis(unix_ms.saturating_sub(now_millis()))
+                }
+                _ => now + t,
+            });
     }
     tokio::spawn(async move {
         live.run(store_version.as_ref().map(|v| v.subscribe()))
