@@ -355,19 +355,8 @@ async fn deliver_while_held(
             }
         }
         let due = reminders.due(registry).await;
-        if !due.is_empty() {
-            let mut by_player: BTreeMap<String, Vec<Notification>> = BTreeMap::new();
-            for n in due {
-                by_player.entry(n.player.clone()).or_default().push(n);
-            }
-            let deliveries = futures_util::stream::iter(by_player.into_values())
-                .map(|list| deliver_in_order(sink, &metrics, &name, retries, list))
-                .buffer_unordered(PLAYERS_AT_ONCE)
-                .collect::<Vec<()>>();
-            tokio::select! {
-                _ = deliveries => {}
-                _ = stopping.wait_for(|s| *s) => return None,
-            }
+        if !due.is_empty() && !deliver_all(sink, &metrics, retries, due, &mut stopping).await {
+            return None;
         }
         wake.borrow_and_update();
         let batch = match store.read_all(position, BATCH).await {
@@ -391,7 +380,7 @@ async fn deliver_while_held(
             }
             continue;
         };
-        let mut by_player: BTreeMap<String, Vec<Notification>> = BTreeMap::new();
+        let mut notifications = Vec::new();
         for committed in &batch {
             if !notable(&committed.event) {
                 continue;
@@ -401,10 +390,7 @@ async fn deliver_while_held(
                 if matches!(notification.kind, Kind::YourTurn | Kind::PenaltyWaiting) {
                     reminders.turn(&notification, players.timer);
                 }
-                by_player
-                    .entry(notification.player.clone())
-                    .or_default()
-                    .push(notification);
+                notifications.push(notification);
             }
             if matches!(
                 committed.event,
@@ -414,20 +400,42 @@ async fn deliver_while_held(
                 reminders.forget(&committed.game);
             }
         }
-        // Each player's in order; players side by side. The server stopping ends the batch
-        // where it is: its cursor is not saved, so it is delivered again (the same ids).
-        let deliveries = futures_util::stream::iter(by_player.into_values())
-            .map(|list| deliver_in_order(sink, &metrics, &name, retries, list))
-            .buffer_unordered(PLAYERS_AT_ONCE)
-            .collect::<Vec<()>>();
-        tokio::select! {
-            _ = deliveries => {}
-            _ = stopping.wait_for(|s| *s) => return None,
+        // The server stopping ends the batch where it is: its cursor is not saved, so it is
+        // delivered again (the same ids).
+        if !deliver_all(sink, &metrics, retries, notifications, &mut stopping).await {
+            return None;
         }
         if let Err(e) = store.save_cursor(&cursor, to).await {
             return Some(e);
         }
         position = to;
+    }
+}
+
+/// Delivers `notifications`: each player's in order, players side by side. `false` when the
+/// server began to stop first.
+async fn deliver_all(
+    sink: &dyn Sink,
+    metrics: &Metrics,
+    retries: Retries,
+    notifications: Vec<Notification>,
+    stopping: &mut tokio::sync::watch::Receiver<bool>,
+) -> bool {
+    let name = sink.name();
+    let mut by_player: BTreeMap<String, Vec<Notification>> = BTreeMap::new();
+    for notification in notifications {
+        by_player
+            .entry(notification.player.clone())
+            .or_default()
+            .push(notification);
+    }
+    let deliveries = futures_util::stream::iter(by_player.into_values())
+        .map(|list| deliver_in_order(sink, metrics, &name, retries, list))
+        .buffer_unordered(PLAYERS_AT_ONCE)
+        .collect::<Vec<()>>();
+    tokio::select! {
+        _ = deliveries => true,
+        _ = stopping.wait_for(|s| *s) => false,
     }
 }
 
