@@ -114,11 +114,12 @@ pub fn subject(game: &str) -> String {
     format!("unoflip.v1.games.{}.events", token(game))
 }
 
-/// The game id as one subject token: ids the server makes are hexadecimal; anything a subject
-/// cannot hold is replaced, so no game can publish into another's subject.
-fn token(game: &str) -> String {
-    game.strip_prefix("games/")
-        .unwrap_or(game)
+/// The id of a resource name (`games/{id}`, `players/{id}`) as one subject token: ids the
+/// server makes are hexadecimal; anything a subject cannot hold is replaced, so no game (or
+/// player) can publish into another's subject.
+pub fn token(name: &str) -> String {
+    name.rsplit_once('/')
+        .map_or(name, |(_, id)| id)
         .chars()
         .map(|c| match c {
             '.' | '*' | '>' => '_',

@@ -9,18 +9,6 @@ use unoflip::proto as pb;
 
 use super::harness::*;
 
-async fn register(client: &mut Client, name: &str) -> (String, String) {
-    let r = client
-        .register_player(pb::RegisterPlayerRequest {
-            display_name: name.into(),
-            bot: false,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    (r.player.unwrap().name, r.player_token)
-}
-
 async fn join(client: &mut Client, game: &str, player: &(String, String)) -> String {
     client
         .join_game(authed(

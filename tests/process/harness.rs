@@ -8,6 +8,19 @@ use unoflip::proto as pb;
 
 pub use crate::kit::{ADMIN, Client, Server, authed, pick_move, reason, temp_sqlite};
 
+/// Registers a person named `name`: its player name and player token.
+pub async fn register(client: &mut Client, name: &str) -> (String, String) {
+    let r = client
+        .register_player(pb::RegisterPlayerRequest {
+            display_name: name.into(),
+            bot: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    (r.player.unwrap().name, r.player_token)
+}
+
 /// Options for a game with `seats` seats.
 pub fn options(seats: u32) -> pb::GameOptions {
     pb::GameOptions {

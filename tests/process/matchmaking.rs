@@ -12,18 +12,6 @@ use unoflip::proto::find_match_response::Update;
 use super::harness::*;
 use crate::kit::{test_postgres, test_postgres_url};
 
-async fn register(client: &mut Client, name: &str) -> (String, String) {
-    let r = client
-        .register_player(pb::RegisterPlayerRequest {
-            display_name: name.into(),
-            bot: false,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    (r.player.unwrap().name, r.player_token)
-}
-
 fn find(
     player: &str,
     token: &str,

@@ -32,15 +32,7 @@ async fn players_game_of(
     let game = create(client, options).await.unwrap().name;
     let (mut players, mut tokens) = (Vec::new(), Vec::new());
     for name in ["Ann", "Bo"] {
-        let registered = client
-            .register_player(pb::RegisterPlayerRequest {
-                display_name: name.into(),
-                bot: false,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let player = registered.player.unwrap().name;
+        let (player, player_token) = register(client, name).await;
         let joined = client
             .join_game(authed(
                 pb::JoinGameRequest {
@@ -49,7 +41,7 @@ async fn players_game_of(
                     player_name: String::new(),
                     player: player.clone(),
                 },
-                &registered.player_token,
+                &player_token,
             ))
             .await
             .unwrap()
@@ -183,15 +175,21 @@ fn check(request: &Received) -> (String, String, (String, u64)) {
     )
 }
 
-/// The ids the receiver answered 2xx, with their types.
-fn delivered(endpoint_log: &[Received]) -> BTreeMap<String, String> {
-    endpoint_log
+/// The requests the receiver answered 2xx, in order, each checked: id, type, player, version.
+fn accepted(receiver: &Endpoint) -> Vec<(String, String, (String, u64))> {
+    receiver
+        .received()
         .iter()
         .filter(|r| r.answered == 200)
-        .map(|r| {
-            let (id, kind, _) = check(r);
-            (id, kind)
-        })
+        .map(check)
+        .collect()
+}
+
+/// The ids the receiver answered 2xx, with their types.
+fn delivered(receiver: &Endpoint) -> BTreeMap<String, String> {
+    accepted(receiver)
+        .into_iter()
+        .map(|(id, kind, _)| (id, kind))
         .collect()
 }
 
@@ -206,7 +204,7 @@ async fn all_delivered(
     let want = expected(client, game, players).await;
     let started = Instant::now();
     loop {
-        let got = delivered(&receiver.received());
+        let got = delivered(receiver);
         if want.iter().all(|(id, _)| got.contains_key(id)) {
             for (id, kind) in &got {
                 assert_eq!(
@@ -332,8 +330,7 @@ async fn webhooks_reach_every_player_signed_in_order_through_a_failing_receiver(
     // In order per player: each player's first deliveries by version.
     let mut last: HashMap<String, u64> = HashMap::new();
     let mut seen = BTreeSet::new();
-    for request in receiver.received().iter().filter(|r| r.answered == 200) {
-        let (id, _, (player, version)) = check(request);
+    for (id, _, (player, version)) in accepted(&receiver) {
         if !seen.insert(id.clone()) {
             continue;
         }
@@ -426,12 +423,7 @@ async fn a_server_killed_between_sending_and_recording_sends_again_with_the_same
         Duration::from_secs(20),
     )
     .await;
-    let after: Vec<String> = receiver
-        .received()
-        .iter()
-        .filter(|r| r.answered == 200)
-        .map(|r| check(r).0)
-        .collect();
+    let after: Vec<String> = accepted(&receiver).into_iter().map(|a| a.0).collect();
     assert!(
         sent_before
             .iter()
@@ -581,11 +573,8 @@ async fn a_correspondence_turn_is_reminded_before_it_runs_out_across_a_restart()
     let mut reminded = None;
     while reminded.is_none() {
         assert!(dealt.elapsed() < Duration::from_secs(30), "no reminder");
-        reminded = receiver
-            .received()
-            .iter()
-            .filter(|r| r.answered == 200)
-            .map(check)
+        reminded = accepted(&receiver)
+            .into_iter()
             .find(|(id, _, _)| *id == reminder_id);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -608,11 +597,9 @@ async fn a_correspondence_turn_is_reminded_before_it_runs_out_across_a_restart()
     let mut client = server.client().await;
     play(&mut client, &game, &tokens, 1).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let reminders: Vec<String> = receiver
-        .received()
-        .iter()
-        .filter(|r| r.answered == 200)
-        .map(|r| check(r).0)
+    let reminders: Vec<String> = accepted(&receiver)
+        .into_iter()
+        .map(|a| a.0)
         .filter(|id| id.ends_with(".reminder"))
         .collect::<BTreeSet<_>>()
         .into_iter()

@@ -104,8 +104,8 @@ pub struct Notification {
 }
 
 impl Notification {
-    /// The JSON body: Standard Webhooks' `{type, timestamp, data}`.
-    pub fn body(&self, timestamp: &str) -> String {
+    /// The JSON body, sent at `at`: Standard Webhooks' `{type, timestamp, data}`.
+    pub fn body(&self, at: std::time::SystemTime) -> String {
         let mut data = serde_json::json!({
             "id": self.id,
             "player": self.player,
@@ -113,10 +113,8 @@ impl Notification {
             "game_version": self.version,
             "seat": self.seat,
         });
-        if let Some(deadline) = self.deadline
-            && let Ok(at) = deadline.duration_since(std::time::UNIX_EPOCH)
-        {
-            data["turn_deadline"] = serde_json::json!(nats::rfc3339(at));
+        if let Some(deadline) = self.deadline {
+            data["turn_deadline"] = serde_json::json!(rfc3339(deadline));
         }
         if let Some(winners) = &self.winners {
             data["winners"] = serde_json::json!(winners);
@@ -124,11 +122,25 @@ impl Notification {
         }
         serde_json::json!({
             "type": self.kind.type_name(),
-            "timestamp": timestamp,
+            "timestamp": rfc3339(at),
             "data": data,
         })
         .to_string()
     }
+}
+
+/// `at` as RFC 3339, UTC, to the second.
+fn rfc3339(at: std::time::SystemTime) -> String {
+    let seconds = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    time::OffsetDateTime::from_unix_timestamp(seconds)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
 }
 
 /// The last part of `games/{id}` or `players/{id}`.
@@ -721,7 +733,8 @@ mod tests {
                 ("players/c3", Kind::GameOver)
             ]
         );
-        let body: serde_json::Value = serde_json::from_str(&over[1].body("t")).expect("JSON");
+        let body: serde_json::Value =
+            serde_json::from_str(&over[1].body(std::time::SystemTime::now())).expect("JSON");
         assert_eq!(body["type"], "unoflip.game_over");
         assert_eq!(body["data"]["won"], true);
         assert_eq!(body["data"]["winners"], serde_json::json!([2]));

@@ -20,29 +20,10 @@ pub const HEADER_TYPE: &str = "Unoflip-Notification";
 
 /// The subject of `player`'s notifications (`players/{id}`).
 pub fn subject(player: &str) -> String {
-    let id: String = player
-        .strip_prefix("players/")
-        .unwrap_or(player)
-        .chars()
-        .map(|c| match c {
-            '.' | '*' | '>' => '_',
-            c if c.is_whitespace() || c.is_control() => '_',
-            c => c,
-        })
-        .collect();
-    format!("unoflip.v1.players.{id}.notifications")
-}
-
-/// `now` (since the Unix epoch) as RFC 3339, UTC.
-pub fn rfc3339(now: Duration) -> String {
-    let seconds = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
-    time::OffsetDateTime::from_unix_timestamp(seconds)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_default()
+    format!(
+        "unoflip.v1.players.{}.notifications",
+        crate::service::publish::token(player)
+    )
 }
 
 /// Notifications into a JetStream stream.
@@ -103,9 +84,6 @@ impl Sink for NatsSink {
 
     async fn deliver(&self, notification: &Notification) -> Result<(), Failed> {
         let context = self.context().await?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
         let mut headers = HeaderMap::new();
         headers.insert(
             async_nats::header::NATS_MESSAGE_ID,
@@ -116,7 +94,7 @@ impl Sink for NatsSink {
             .publish_with_headers(
                 subject(&notification.player),
                 headers,
-                notification.body(&rfc3339(now)).into(),
+                notification.body(std::time::SystemTime::now()).into(),
             )
             .await
             .map_err(|e| Failed {

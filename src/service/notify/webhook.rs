@@ -112,12 +112,9 @@ impl Sink for Webhook {
     }
 
     async fn deliver(&self, notification: &Notification) -> Result<(), Failed> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        let timestamp = now.as_secs();
-        let iso = super::nats::rfc3339(now);
-        let body = notification.body(&iso);
+        let now = SystemTime::now();
+        let timestamp = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let body = notification.body(now);
         let signature =
             sign(&self.key, &notification.id, timestamp, &body).ok_or_else(|| Failed {
                 error: "the secret is not an HMAC key".into(),
